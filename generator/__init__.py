@@ -1,0 +1,3 @@
+"""gen: GitOps policy/manifest generator for GPU and scale-sensitive Kubernetes workloads."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,116 @@
+"""Template contexts: a policy's spec plus the defaults that depend on other values.
+
+Schema defaults are already filled in; what remains here are defaults derived from names
+(e.g. `<name>-serving-tls`) and facts that span policies (namespaces, colocation targets).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.policy import Policy
+from generator.targets import Target
+
+DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
+SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+KSM_ALLOWLIST_FLAG = f"--metric-annotations-allowlist=pods=[{DELETION_COST_ANNOTATION}]"
+
+# (relative path, template, header comment) of the kube-state-metrics integration fragments.
+MONITORING_FRAGMENTS = (
+    (
+        "integrations/kube-state-metrics-values.yaml",
+        "monitoring/ksm-helm-values.yaml.j2",
+        "Helm values fragment for kube-prometheus-stack: merge into your values; keep keys you already allowlist.",
+    ),
+    (
+        "integrations/kube-state-metrics-patch.yaml",
+        "monitoring/ksm-json6902-patch.yaml.j2",
+        "JSON 6902 patch (append-only) for the kube-state-metrics Deployment. If its container already "
+        "passes --metric-annotations-allowlist, merge the key into that flag instead: the last flag wins.",
+    ),
+)
+
+
+def scheduler_namespace(policy: Policy) -> str:
+    return str(policy.spec.get("namespace", policy.name))
+
+
+def scheduler_profiles(policy: Policy) -> list[dict[str, Any]]:
+    return list(policy.spec.get("profiles") or [{"schedulerName": policy.name}])
+
+
+def pod_labels(policy: Policy) -> dict[str, str]:
+    return {"app": policy.name}
+
+
+def _scheduler(policy: Policy) -> dict[str, Any]:
+    spec = policy.spec
+    name, ns = policy.name, scheduler_namespace(policy)
+    le = {"resourceName": name, "resourceNamespace": ns, **spec["leaderElection"]}
+    metrics = spec["metrics"]
+    ca = {"configMap": f"{name}-ca", **metrics["ca"]}
+    scrape = {"serviceMonitorLabels": {"app": name}, **metrics["scrape"]}
+    profiles = scheduler_profiles(policy)
+    return {
+        "leaderElection": le,
+        "profiles": profiles,
+        "profile_names": [p.get("schedulerName", "default-scheduler") for p in profiles],
+        "metrics": {**metrics, "servingSecret": metrics.get("servingSecret", f"{name}-serving-tls"),
+                    "ca": ca, "scrape": scrape},
+        "service_host": f"{name}.{ns}.svc",
+    }
+
+
+def _replicated(policy: Policy, target: Target) -> dict[str, Any]:
+    services = target.of_kind("ReplicatedService")
+    colocate = []
+    for rule in policy.spec["placement"]["colocateWith"]:
+        matches = {
+            s.spec["namespace"] for s in services
+            if all(pod_labels(s).get(k) == v for k, v in rule["matchLabels"].items())
+        }
+        namespaces = sorted(matches) if matches and matches != {policy.spec["namespace"]} else []
+        colocate.append({**rule, "namespaces": namespaces})
+    return {"colocate": colocate, "explicit_replicas": "replicas" in (policy.doc.data.get("spec") or {})}
+
+
+def _monitoring(policy: Policy, target: Target) -> dict[str, Any]:
+    namespaces = policy.spec.get("namespaces") or sorted(
+        {s.spec["namespace"] for s in target.of_kind("ReplicatedService")}
+    )
+    return {"namespaces": namespaces, "allowlist_flag": KSM_ALLOWLIST_FLAG}
+
+
+def build(policy: Policy, target: Target) -> dict[str, Any]:
+    context: dict[str, Any] = {
+        "name": policy.name,
+        "p": policy.spec,
+        "labels": pod_labels(policy),
+        "cost_annotation": DELETION_COST_ANNOTATION,
+        "target": {"name": target.name, "kubernetesVersion": target.kubernetes_version},
+    }
+    if policy.kind == "Scheduler":
+        context["namespace"] = scheduler_namespace(policy)
+        context.update(_scheduler(policy))
+    elif policy.kind == "ReplicatedService":
+        context.update(_replicated(policy, target))
+    elif policy.kind == "Monitoring":
+        context.update(_monitoring(policy, target))
+    return context
+
+
+def namespaces(target: Target) -> dict[str, list[Policy]]:
+    """Namespaces the target's workloads run in, each with the policies that use it."""
+    if not target.create_namespaces:
+        return {}
+    used: dict[str, list[Policy]] = {}
+    for policy in sorted(target.policies, key=lambda p: (p.file, p.kind, p.name)):
+        if policy.kind == "Scheduler":
+            ns = scheduler_namespace(policy)
+        elif policy.kind in ("GpuWorkload", "ReplicatedService"):
+            ns = policy.spec["namespace"]
+        else:
+            continue
+        if ns not in SYSTEM_NAMESPACES:
+            used.setdefault(ns, []).append(policy)
+    return dict(sorted(used.items()))

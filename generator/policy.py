@@ -1,0 +1,126 @@
+"""Stage 2a: turn loaded documents into policies, checking structure against schemas/.
+
+Every schema error is mapped back to the line and column of the offending node, with a
+did-you-mean hint for unknown fields and a YAML 1.1 hint where the parser changed a value's type.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import best_match
+
+from generator import schemas
+from generator.load import Document, Scalar
+from generator.problems import Problem
+
+
+@dataclass
+class Policy:
+    """A schema-valid policy with the schema's defaults filled in."""
+
+    kind: str
+    name: str
+    labels: dict[str, str]
+    spec: dict[str, Any]
+    doc: Document
+
+    @property
+    def file(self) -> str:
+        return self.doc.file
+
+    def problem(self, path: tuple[str | int, ...], rule: str, message: str, **kw: Any) -> Problem:
+        """A finding at spec path `path` of this policy."""
+        return self.doc.problem(("spec", *path), rule, message, **kw)
+
+
+def _yaml11_hint(scalar: Scalar | None, expected: Any) -> str:
+    if scalar is None or not scalar.plain:
+        return ""
+    text = scalar.text
+    if text.lower() in {"y", "n", "yes", "no", "on", "off", "true", "false"}:
+        return f"YAML 1.1 reads unquoted {text!r} as a boolean; quote it if you meant the string"
+    if len(text) > 1 and text.startswith("0") and text.isdigit():
+        return f"YAML 1.1 reads {text!r} as an octal number; write {int(text, 8)} or quote it"
+    if "string" in str(expected):
+        return f"quote the value: {text!r} was read as a {'number' if text[:1].isdigit() else 'non-string'}"
+    if any(c in text for c in "eE") and text.replace("e", "").replace("E", "").replace("-", "").replace("+", "").replace(".", "").isdigit():
+        return f"{text!r} is a string in YAML 1.1 (an exponent needs a dot, e.g. 1.0e3); write the plain number"
+    return ""
+
+
+def _schema_problem(doc: Document, err: jsonschema.ValidationError) -> Problem:
+    if err.context:
+        deepest = best_match(err.context)
+        if deepest is not None and len(deepest.absolute_path) >= len(err.absolute_path):
+            err = deepest
+    path = tuple(err.absolute_path)
+    hint = ""
+    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+        allowed = set(err.schema.get("properties", {}))
+        unknown = sorted(k for k in err.instance if k not in allowed)
+        if unknown:
+            key = unknown[0]
+            close = difflib.get_close_matches(str(key), sorted(allowed), n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(sorted(allowed))}"
+            return doc.problem((*path, key), "policy-unknown-field", f"unknown field {key!r}", hint=hint, key=True)
+    if err.validator == "required":
+        return doc.problem(path, "policy-required", err.message, hint="add the field")
+    if err.validator in {"type", "pattern", "enum", "const", "anyOf", "oneOf", "minimum", "maximum"}:
+        hint = _yaml11_hint(doc.source.scalars.get(path), err.validator_value)
+    if err.validator in {"maximum", "minimum"} and err.validator_value in (2147483647, -2147483648):
+        hint = hint or "the value must fit a signed 32-bit integer"
+    return doc.problem(path, "policy-schema", err.message, hint=hint)
+
+
+def build_policy(doc: Document) -> tuple[Policy | None, list[Problem]]:
+    data = doc.data
+    if not isinstance(data, dict):
+        return None, [doc.problem((), "policy-shape", "a policy document must be a mapping")]
+    api, kind = data.get("apiVersion"), data.get("kind")
+    if api != schemas.POLICY_API_VERSION:
+        return None, [
+            doc.problem(("apiVersion",), "policy-kind", f"apiVersion must be {schemas.POLICY_API_VERSION!r}, got {api!r}")
+        ]
+    if kind not in schemas.POLICY_KINDS:
+        close = difflib.get_close_matches(str(kind), schemas.POLICY_KINDS, n=1)
+        return None, [
+            doc.problem(("kind",), "policy-kind", f"unknown policy kind {kind!r}",
+                        hint=f"did you mean {close[0]!r}?" if close else f"one of {', '.join(schemas.POLICY_KINDS)}")
+        ]
+    name = schemas.policy_schema_file(kind)
+    problems = [_schema_problem(doc, e) for e in schemas.iter_schema_errors(name, data)]
+    if problems:
+        return None, problems
+    full = schemas.apply_defaults(data, name)
+    meta = full["metadata"]
+    return Policy(kind, meta["name"], dict(meta.get("labels", {})), full.get("spec", {}), doc), []
+
+
+def build_policies(docs: Iterable[Document]) -> tuple[list[Policy], list[Problem]]:
+    policies: list[Policy] = []
+    problems: list[Problem] = []
+    seen: dict[tuple[str, str], Policy] = {}
+    for doc in docs:
+        policy, found = build_policy(doc)
+        problems.extend(found)
+        if policy is None:
+            continue
+        key = (policy.kind, policy.name)
+        if key in seen:
+            first = seen[key]
+            pos = first.doc.source.locate(("metadata", "name"))
+            problems.append(
+                doc.problem(("metadata", "name"), "policy-duplicate-name",
+                            f"{policy.kind} {policy.name!r} is already defined at {first.file}:{pos.line}",
+                            hint="policy names must be unique per kind")
+            )
+            continue
+        seen[key] = policy
+        policies.append(policy)
+    return policies, problems
+

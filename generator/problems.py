@@ -1,0 +1,55 @@
+"""The one finding type every stage reports, and the exit-code rule built on it."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+class Severity(enum.IntEnum):
+    INFO = 0
+    WARNING = 1
+    ERROR = 2
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    """A finding located in a file; line and column are 1-based (0 when unknown)."""
+
+    file: str
+    line: int
+    column: int
+    rule: str
+    severity: Severity
+    message: str
+    hint: str = ""
+    json_path: str = ""
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "rule": self.rule,
+            "severity": str(self.severity),
+            "message": self.message,
+            "hint": self.hint,
+            "path": self.json_path,
+        }
+
+
+def exit_code(problems: Iterable[Problem], strict: bool = False) -> int:
+    """0 when clean, 1 when an error (or, with strict, a warning) was found."""
+    threshold = Severity.WARNING if strict else Severity.ERROR
+    return 1 if any(p.severity >= threshold for p in problems) else 0
+
+
+def json_path(path: Iterable[object]) -> str:
+    out = "$"
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out

@@ -1,0 +1,85 @@
+"""Targets: which policies render into which directory, for which Kubernetes version."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from generator.load import Document, SourceMap
+from generator.policy import Policy
+from generator.problems import Problem
+
+DEFAULT_TARGET = "default"
+DEFAULT_VERSION = "1.35"
+# Argo CD Applications and Flux Kustomizations live here, outside every directory they sync.
+GITOPS_DIR = "_gitops"
+
+
+@dataclass
+class Target:
+    name: str
+    kubernetes_version: str
+    output_dir: str
+    match_labels: dict[str, str]
+    common_labels: dict[str, str]
+    create_namespaces: bool
+    gitops: dict[str, Any]
+    policy: Policy
+    policies: list[Policy] = field(default_factory=list)
+
+    def of_kind(self, kind: str) -> list[Policy]:
+        return [p for p in self.policies if p.kind == kind]
+
+
+def _implicit_policy() -> Policy:
+    doc = Document("<implicit>", 0, {}, SourceMap())
+    return Policy("Target", DEFAULT_TARGET, {}, {}, doc)
+
+
+def resolve_targets(policies: list[Policy], only: tuple[str, ...] = ()) -> tuple[list[Target], list[Problem]]:
+    """Targets in name order, each with the non-Target policies its selector matches."""
+    declared = [p for p in policies if p.kind == "Target"] or [_implicit_policy()]
+    others = [p for p in policies if p.kind != "Target"]
+    problems: list[Problem] = []
+    targets: list[Target] = []
+    dirs: dict[str, Policy] = {}
+    for tp in sorted(declared, key=lambda p: p.name):
+        spec = tp.spec
+        target = Target(
+            name=tp.name,
+            kubernetes_version=spec.get("kubernetesVersion", DEFAULT_VERSION),
+            output_dir=spec.get("outputDir", tp.name),
+            match_labels=spec.get("selector", {}).get("matchLabels", {}),
+            common_labels=spec.get("commonLabels", {}),
+            create_namespaces=spec.get("createNamespaces", True),
+            gitops=spec.get("gitops", {}),
+            policy=tp,
+        )
+        target.policies = [
+            p for p in others if all(p.labels.get(k) == v for k, v in target.match_labels.items())
+        ]
+        clash = _dir_clash(target.output_dir, {GITOPS_DIR: tp, **dirs})
+        if clash is not None:
+            problems.append(
+                tp.problem(("outputDir",), "target-output-dir",
+                           f"outputDir {target.output_dir!r} overlaps target {clash.name!r}",
+                           hint="give every target its own directory")
+            )
+        dirs[target.output_dir] = tp
+        targets.append(target)
+    if only:
+        known = {t.name for t in targets}
+        missing = [n for n in only if n not in known]
+        if missing:
+            from generator.errors import GeneratorError
+
+            raise GeneratorError(f"unknown target(s): {', '.join(missing)}; known: {', '.join(sorted(known))}")
+        targets = [t for t in targets if t.name in only]
+    return targets, problems
+
+
+def _dir_clash(new: str, dirs: dict[str, Policy]) -> Policy | None:
+    for existing, policy in dirs.items():
+        if new == existing or new.startswith(existing + "/") or existing.startswith(new + "/"):
+            return policy
+    return None
