@@ -43,7 +43,7 @@ def pod_labels(policy: Policy) -> dict[str, str]:
     return {"app": policy.name}
 
 
-def _scheduler(policy: Policy) -> dict[str, Any]:
+def scheduler_values(policy: Policy) -> dict[str, Any]:
     spec = policy.spec
     name, ns = policy.name, scheduler_namespace(policy)
     le = {"resourceName": name, "resourceNamespace": ns, **spec["leaderElection"]}
@@ -91,7 +91,7 @@ def build(policy: Policy, target: Target) -> dict[str, Any]:
     }
     if policy.kind == "Scheduler":
         context["namespace"] = scheduler_namespace(policy)
-        context.update(_scheduler(policy))
+        context.update(scheduler_values(policy))
     elif policy.kind == "ReplicatedService":
         context.update(_replicated(policy, target))
     elif policy.kind == "Monitoring":

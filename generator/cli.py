@@ -1,0 +1,117 @@
+"""Command line: flags -> options -> pipeline -> report -> exit code. Nothing else lives here."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from generator import __version__
+from generator.errors import GeneratorError
+from generator.reporters import REPORTER_BY_NAME, report
+
+app = typer.Typer(
+    name="gen",
+    help="Render validated, deterministic Kubernetes manifests from policy YAML.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+explain_app = typer.Typer(help="Previews of what the cluster will do with the policies.", no_args_is_help=True)
+app.add_typer(explain_app, name="explain")
+
+Format = Enum("Format", {name: name for name in REPORTER_BY_NAME}, type=str)  # type: ignore[misc]
+
+FormatOpt = Annotated[Format, typer.Option("--format", help="Output format.")]  # type: ignore[valid-type]
+StrictOpt = Annotated[bool, typer.Option("--strict", help="Warnings fail too.")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"gen {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
+) -> None:
+    """gen: GitOps policy/manifest generator."""
+
+
+@app.command("render")
+def render_cmd(
+    policy_dir: Annotated[Path, typer.Argument(help="Policy directory.")] = Path("policies"),
+    out: Annotated[Path, typer.Option("--out", help="Output directory.")] = Path("deploy"),
+    target: Annotated[list[str] | None, typer.Option("--target", help="Render only this target (repeatable).")] = None,
+    check: Annotated[bool, typer.Option("--check", help="Compare with --out; exit 1 on drift; write nothing.")] = False,
+    diff: Annotated[bool, typer.Option("--diff", help="Print a unified diff of what would change; write nothing.")] = False,
+    fmt: FormatOpt = Format.text,  # type: ignore[attr-defined]
+    strict: StrictOpt = False,
+) -> None:
+    """Render policies into manifests (load, validate, render, validate, write)."""
+    from generator.commands import render
+
+    raise typer.Exit(render.run(policy_dir, out, tuple(target or ()), check, diff, fmt.value, strict))
+
+
+@app.command("lint")
+def lint_cmd(
+    paths: Annotated[list[Path] | None, typer.Argument(help="Policy files or directories.")] = None,
+    fmt: FormatOpt = Format.text,  # type: ignore[attr-defined]
+    strict: StrictOpt = False,
+) -> None:
+    """Check policy files (schema and cross-policy rules); fast, for pre-commit."""
+    from generator.commands import lint
+
+    raise typer.Exit(lint.run(tuple(paths or (Path("policies"),)), fmt.value, strict))
+
+
+@app.command("validate")
+def validate_cmd(
+    paths: Annotated[list[Path], typer.Argument(help="Manifest files or directories.")],
+    kubernetes_version: Annotated[str, typer.Option("--kubernetes-version", "-k", help="Target Kubernetes version.")] = "1.35",
+    plugin: Annotated[list[str] | None, typer.Option("--plugin", help="Extra scheduler plugin compiled into your scheduler (repeatable).")] = None,
+    fmt: FormatOpt = Format.text,  # type: ignore[attr-defined]
+    strict: StrictOpt = False,
+) -> None:
+    """Validate rendered manifests as kube-apiserver and kube-scheduler would."""
+    from generator.commands import validate
+
+    raise typer.Exit(validate.run(tuple(paths), kubernetes_version, tuple(plugin or ()), fmt.value, strict))
+
+
+@app.command("schema")
+def schema_cmd(
+    out: Annotated[Path | None, typer.Option("--out", help="Directory to write the schemas to.")] = None,
+) -> None:
+    """Export the policy JSON Schemas (for editors); lists them without --out."""
+    from generator.commands import schema
+
+    raise typer.Exit(schema.run(out))
+
+
+def main() -> int:
+    """Console entry: usage errors exit 2, and an internal error is one short line, never a traceback."""
+    try:
+        app(standalone_mode=False)
+    except typer.Exit as done:
+        return int(done.exit_code)
+    except GeneratorError as err:
+        print(f"gen: error: {err}", file=sys.stderr)
+        return 2
+    except (typer.BadParameter, typer.Abort) as err:
+        print(f"gen: {err}", file=sys.stderr)
+        return 2
+    except Exception as err:  # noqa: BLE001 - the last line of defence against tracebacks
+        import click
+
+        if isinstance(err, click.ClickException):
+            err.show()
+            return 2
+        print(f"gen: internal error: {type(err).__name__}: {err} (please report this with the input)", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,48 @@
+"""`gen render` (also --check and --diff)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from generator import pipeline, write
+from generator.problems import Problem, Severity
+from generator.reporters import report
+
+
+def run(policy_dir: Path, out: Path, targets: tuple[str, ...], check: bool, diff: bool, fmt: str, strict: bool) -> int:
+    result = pipeline.render(pipeline.RenderOptions(policy_dir, out, targets))
+    if result.problems:
+        report(result.problems, fmt, sys.stderr if fmt == "text" else sys.stdout)
+    if pipeline.has_errors(result.problems, strict):
+        return 1
+    if check:
+        return _check(out, result.plans, fmt)
+    if diff:
+        text = "".join(write.unified_diff(write.safe_dir(out, plan.reldir), plan, plan.reldir) for plan in result.plans)
+        sys.stdout.write(text)
+        return 0
+    with write.output_lock(out):
+        write.recover(out)
+        changed = [plan.reldir for plan in result.plans if write.write_dir(out, plan)]
+    print(f"gen: rendered {len(result.plans)} director{'y' if len(result.plans) == 1 else 'ies'} into {out}"
+          f" ({len(changed)} changed)", file=sys.stderr)
+    return 0
+
+
+def _check(out: Path, plans: list[write.DirPlan], fmt: str) -> int:
+    problems: list[Problem] = []
+    for plan in plans:
+        directory = write.safe_dir(out, plan.reldir)
+        for rel in write.collisions(directory, plan) if directory.is_dir() else []:
+            problems.append(Problem(f"{out}/{plan.reldir}/{rel}", 0, 0, "output-collision", Severity.ERROR,
+                                    "generated file would overwrite a file gen does not own"))
+        for rel, state in write.drift(directory, plan).paths():
+            problems.append(Problem(f"{out}/{plan.reldir}/{rel}", 0, 0, f"drift-{state}", Severity.ERROR,
+                                    f"{state}: run `gen render` and commit the result"))
+    if fmt == "json":
+        print(json.dumps([p.as_dict() for p in problems], indent=2))
+    else:
+        report(problems, fmt)
+    return 1 if problems else 0

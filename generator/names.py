@@ -1,0 +1,71 @@
+"""Kubernetes name, label, annotation and port-name syntax (k8s.io/apimachinery validation)."""
+
+from __future__ import annotations
+
+import re
+
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_IANA_SVC = re.compile(r"^[-a-z0-9]+$")
+
+
+def dns1123_label(value: str) -> str | None:
+    if len(value) > 63:
+        return "must be no more than 63 characters"
+    if not _DNS1123_LABEL.match(value):
+        return "must be a DNS-1123 label (lower-case alphanumerics and '-', alphanumeric at both ends)"
+    return None
+
+
+def dns1123_subdomain(value: str) -> str | None:
+    if len(value) > 253:
+        return "must be no more than 253 characters"
+    if not _DNS1123_SUBDOMAIN.match(value):
+        return "must be a DNS-1123 subdomain (lower-case alphanumerics, '-' and '.')"
+    return None
+
+
+def qualified_name(value: str) -> str | None:
+    """A label key / annotation key: [prefix/]name."""
+    parts = value.split("/")
+    if len(parts) > 2:
+        return "a qualified name may contain at most one '/'"
+    name = parts[-1]
+    if len(parts) == 2:
+        if not parts[0]:
+            return "prefix part must be non-empty"
+        err = dns1123_subdomain(parts[0])
+        if err:
+            return f"prefix part {err}"
+    if not name:
+        return "name part must be non-empty"
+    if len(name) > 63:
+        return "name part must be no more than 63 characters"
+    if not _QUALIFIED_NAME.match(name):
+        return "name part must consist of alphanumerics, '-', '_' or '.', alphanumeric at both ends"
+    return None
+
+
+def label_value(value: str) -> str | None:
+    if len(value) > 63:
+        return "must be no more than 63 characters"
+    if not _LABEL_VALUE.match(value):
+        return "must be empty or alphanumerics, '-', '_' or '.', alphanumeric at both ends"
+    return None
+
+
+def port_name(value: str) -> str | None:
+    """IANA_SVC_NAME (RFC 6335), as kube-apiserver checks container and service port names."""
+    if len(value) > 15:
+        return "must be no more than 15 characters"
+    if not _IANA_SVC.match(value):
+        return "must contain only lower-case alphanumerics and '-'"
+    if "--" in value:
+        return "must not contain consecutive hyphens"
+    if value.startswith("-") or value.endswith("-"):
+        return "must not begin or end with a hyphen"
+    if not any(c.isalpha() for c in value):
+        return "must contain at least one letter"
+    return None

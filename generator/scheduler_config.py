@@ -1,0 +1,320 @@
+"""kube-scheduler's startup checks of a KubeSchedulerConfiguration (v1), in the order it runs them.
+
+Decoding (strict) is the bundled JSON Schema's job; this module covers defaulting-aware
+validation, framework construction (plugin names per extension point) and the leader elector.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from generator.semantic import Finding, Path, _err, _warn
+from generator.problems import Severity
+
+EXTENSION_POINTS = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
+                    "reserve", "permit", "preBind", "bind", "postBind", "multiPoint")
+
+# In-tree plugins of kube-scheduler 1.35 and the extension points each implements.
+IN_TREE_PLUGINS: dict[str, frozenset[str]] = {
+    name: frozenset(points.split())
+    for name, points in {
+        "PrioritySort": "queueSort",
+        "SchedulingGates": "preEnqueue",
+        "NodeUnschedulable": "filter",
+        "NodeName": "filter",
+        "TaintToleration": "filter preScore score",
+        "NodeAffinity": "preFilter filter preScore score",
+        "NodePorts": "preFilter filter",
+        "NodeResourcesFit": "preFilter filter preScore score",
+        "VolumeRestrictions": "preFilter filter",
+        "NodeVolumeLimits": "preFilter filter",
+        "VolumeBinding": "preFilter filter reserve preBind preScore score",
+        "VolumeZone": "preFilter filter",
+        "PodTopologySpread": "preFilter filter preScore score",
+        "InterPodAffinity": "preFilter filter preScore score",
+        "DynamicResources": "preEnqueue preFilter filter postFilter preScore score reserve preBind",
+        "DefaultPreemption": "preEnqueue postFilter",
+        "NodeResourcesBalancedAllocation": "preScore score",
+        "ImageLocality": "score",
+        "DefaultBinder": "bind",
+        "NodeDeclaredFeatures": "preFilter filter",
+        "GangScheduling": "preEnqueue permit",
+    }.items()
+}
+REMOVED_PLUGINS = frozenset({"AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits"})
+# Out-of-tree plugins gen knows the shape of; others declared by the user may sit anywhere.
+KNOWN_OUT_OF_TREE: dict[str, frozenset[str]] = {"GPUPacking": frozenset({"score"})}
+DEFAULT_MULTIPOINT = ("SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration",
+                      "NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits",
+                      "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources",
+                      "DefaultPreemption", "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder")
+JITTER_FACTOR = 1.2
+
+_DURATION_PART = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|ms|s|m|h)")
+_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: Any) -> float | None:
+    """Seconds of a Go duration string, or None when time.ParseDuration would fail."""
+    if not isinstance(text, str) or not text:
+        return None
+    if text in ("0", "+0", "-0"):
+        return 0.0
+    sign = -1.0 if text.startswith("-") else 1.0
+    body = text.lstrip("+-")
+    pos, total = 0, 0.0
+    for match in _DURATION_PART.finditer(body):
+        if match.start() != pos:
+            return None
+        total += float(match[1]) * _UNIT[match[2]]
+        pos = match.end()
+    return sign * total if pos == len(body) and pos > 0 else None
+
+
+def _plugins_of(profile: dict[str, Any], point: str, which: str) -> list[dict[str, Any]]:
+    sets = (profile.get("plugins") or {}).get(point) or {}
+    return [p for p in (sets.get(which) or []) if isinstance(p, dict)]
+
+
+def _disabled(profile: dict[str, Any], point: str, name: str) -> bool:
+    names = {p.get("name") for p in _plugins_of(profile, point, "disabled")}
+    enabled = {p.get("name") for p in _plugins_of(profile, point, "enabled")}
+    return (name in names or "*" in names) and name not in enabled
+
+
+def fit_enabled(profile: dict[str, Any]) -> bool:
+    """NodeResourcesFit still filters nodes (default multiPoint, not disabled for filter)."""
+    if _disabled(profile, "filter", "NodeResourcesFit"):
+        return False
+    multi_enabled = {p.get("name") for p in _plugins_of(profile, "multiPoint", "enabled")}
+    filter_enabled = {p.get("name") for p in _plugins_of(profile, "filter", "enabled")}
+    if _disabled(profile, "multiPoint", "NodeResourcesFit"):
+        return "NodeResourcesFit" in multi_enabled | filter_enabled
+    return True
+
+
+def enabled_plugins(profile: dict[str, Any]) -> set[str]:
+    return {p.get("name", "") for point in EXTENSION_POINTS for p in _plugins_of(profile, point, "enabled")}
+
+
+def check_config(cfg: dict[str, Any], declared: Iterable[str] = (), base: Path = ()) -> Iterator[Finding]:
+    """All findings for one decoded KubeSchedulerConfiguration; `declared` are extra plugin names."""
+    known = dict(IN_TREE_PLUGINS)
+    known.update(KNOWN_OUT_OF_TREE)
+    extra = frozenset(declared) - known.keys()
+    yield from _check_top(cfg, base)
+    yield from _check_leader_election(cfg.get("leaderElection") or {}, (*base, "leaderElection"),
+                                      secondary=_is_secondary(cfg))
+    profiles = cfg.get("profiles") or []
+    seen: dict[str, int] = {}
+    for i, profile in enumerate(profiles):
+        if not isinstance(profile, dict):
+            continue
+        ppath = (*base, "profiles", i)
+        name = profile.get("schedulerName")
+        if name is None and len(profiles) > 1:
+            yield _err((*ppath, "schedulerName"), "scheduler-profile-name", "Required value: every profile needs a schedulerName when there are several")
+        elif name == "":
+            yield _err((*ppath, "schedulerName"), "scheduler-profile-name", "Required value: schedulerName may not be empty")
+        elif name is not None and name in seen:
+            yield _err((*ppath, "schedulerName"), "scheduler-profile-name", f"Duplicate value: {name!r} (profile {seen[name]})")
+        if isinstance(name, str):
+            seen.setdefault(name, i)
+        pct = profile.get("percentageOfNodesToScore")
+        if isinstance(pct, int) and not 0 <= pct <= 100:
+            yield _err((*ppath, "percentageOfNodesToScore"), "scheduler-config", "not in valid range [0-100]")
+        yield from _check_plugins(profile, ppath, known, extra)
+        yield from _check_plugin_config(profile, ppath)
+    yield from _check_queue_sort(profiles, base)
+    yield from _check_extenders(cfg.get("extenders") or [], (*base, "extenders"))
+
+
+def _is_secondary(cfg: dict[str, Any]) -> bool:
+    profiles = cfg.get("profiles") or []
+    return bool(profiles) and all(isinstance(p, dict) and p.get("schedulerName", "default-scheduler") != "default-scheduler" for p in profiles)
+
+
+def _check_top(cfg: dict[str, Any], base: Path) -> Iterator[Finding]:
+    par = cfg.get("parallelism")
+    if par is not None and par <= 0:
+        yield _err((*base, "parallelism"), "scheduler-config", "should be an integer value greater than zero")
+    pct = cfg.get("percentageOfNodesToScore")
+    if isinstance(pct, int) and not 0 <= pct <= 100:
+        yield _err((*base, "percentageOfNodesToScore"), "scheduler-config", "not in valid range [0-100]")
+    initial = cfg.get("podInitialBackoffSeconds")
+    if initial is not None and initial <= 0:
+        yield _err((*base, "podInitialBackoffSeconds"), "scheduler-config", "must be greater than 0")
+    maximum = cfg.get("podMaxBackoffSeconds")
+    if maximum is not None and maximum < (initial if initial is not None else 1):
+        yield _err((*base, "podMaxBackoffSeconds"), "scheduler-config", "must be greater than or equal to PodInitialBackoffSeconds")
+    burst = (cfg.get("clientConnection") or {}).get("burst")
+    if isinstance(burst, int) and burst < 0:
+        yield _err((*base, "clientConnection", "burst"), "scheduler-config", "must be non-negative")
+
+
+def _check_leader_election(le: dict[str, Any], path: Path, secondary: bool) -> Iterator[Finding]:
+    if le.get("leaderElect", True) is not True:
+        return
+    durations: dict[str, float] = {}
+    for key, default in (("leaseDuration", 15.0), ("renewDeadline", 10.0), ("retryPeriod", 2.0)):
+        raw = le.get(key)
+        value = default if raw is None else parse_duration(raw)
+        if value is None:
+            yield _err((*path, key), "scheduler-leader-election", f"{raw!r} is not a duration")
+            return
+        if value == 0:
+            value = default  # a zero duration counts as unset and is defaulted
+        if value < 0:
+            yield _err((*path, key), "scheduler-leader-election", "must be greater than zero")
+            return
+        durations[key] = value
+    if durations["leaseDuration"] <= durations["renewDeadline"]:
+        yield _err((*path, "leaseDuration"), "scheduler-leader-election", "must be greater than `RenewDeadline`")
+    if durations["renewDeadline"] <= durations["retryPeriod"] * JITTER_FACTOR:
+        yield _err((*path, "renewDeadline"), "scheduler-leader-election",
+                   "renewDeadline must be greater than retryPeriod*JitterFactor (1.2): the scheduler exits at startup",
+                   "client-go's leader elector enforces this, not config validation")
+    lock = le.get("resourceLock", "leases")
+    if lock != "leases":
+        yield _err((*path, "resourceLock"), "scheduler-leader-election", 'resourceLock value must be "leases"')
+    for key in ("resourceName", "resourceNamespace"):
+        if key in le and not le[key]:
+            yield _err((*path, key), "scheduler-leader-election", f"{key} is required")
+    if secondary and le.get("resourceName", "kube-scheduler") == "kube-scheduler" and le.get("resourceNamespace", "kube-system") == "kube-system":
+        yield _warn(path, "scheduler-lease-shared",
+                    "a secondary scheduler on the default lease kube-system/kube-scheduler competes with the main scheduler",
+                    "set resourceName/resourceNamespace to the scheduler's own")
+
+
+def _check_plugins(profile: dict[str, Any], ppath: Path, known: dict[str, frozenset[str]], extra: frozenset[str]) -> Iterator[Finding]:
+    for point in EXTENSION_POINTS:
+        for which in ("enabled", "disabled"):
+            seen: set[str] = set()
+            for j, plugin in enumerate(_plugins_of(profile, point, which)):
+                where = (*ppath, "plugins", point, which, j)
+                name = str(plugin.get("name", ""))
+                if name in REMOVED_PLUGINS:
+                    yield _err((*where, "name"), "scheduler-plugin-name", f'plugin {name!r} was invalid in version "kubescheduler.config.k8s.io/v1" (removed)')
+                    continue
+                if which == "disabled":
+                    continue
+                if name not in known and name not in extra:
+                    yield _err((*where, "name"), "scheduler-plugin-name", f'{point[0].upper()}{point[1:]}Plugin "{name}" does not exist',
+                               "declare plugins compiled into the image (Scheduler.outOfTreePlugins or --plugin)")
+                    continue
+                points = known.get(name)
+                if point != "multiPoint" and points is not None and point not in points:
+                    yield _err((*where, "name"), "scheduler-plugin-point", f'plugin "{name}" does not extend {point[0].upper()}{point[1:]}Plugin')
+                if name in seen:
+                    yield _err((*where, "name"), "scheduler-plugin-duplicate", f'plugin "{name}" already registered as "{point}"')
+                seen.add(name)
+                weight = plugin.get("weight")
+                if weight is not None and point in ("score", "multiPoint"):
+                    if weight < 0:
+                        yield _err((*where, "weight"), "scheduler-plugin-weight", f"negative weight {weight} inverts the plugin's preference")
+                    elif weight == 0:
+                        yield _warn((*where, "weight"), "scheduler-plugin-weight", "weight 0 is treated as 1 by kube-scheduler", "omit it or use 1..")
+    names = enabled_plugins(profile)
+    if "GPUPacking" in names:
+        if not fit_enabled(profile):
+            yield _err((*ppath, "plugins"), "gpu-packing-needs-fit",
+                       "GPUPacking is enabled but NodeResourcesFit is disabled: a score of 0 never excludes a node, so nodes without free GPUs stay feasible",
+                       "keep NodeResourcesFit enabled")
+        if not _fit_scoring_overridden(profile):
+            yield Finding((*ppath, "plugins"), "gpu-packing-least-allocated", Severity.INFO,
+                          "NodeResourcesFit scores with LeastAllocated by default, which spreads Pods and works against GPU packing",
+                          "consider NodeResourcesFit args scoringStrategy MostAllocated including nvidia.com/gpu")
+
+
+def _fit_scoring_overridden(profile: dict[str, Any]) -> bool:
+    for cfg in profile.get("pluginConfig") or []:
+        if isinstance(cfg, dict) and cfg.get("name") == "NodeResourcesFit":
+            strategy = (cfg.get("args") or {}).get("scoringStrategy") or {}
+            return strategy.get("type", "LeastAllocated") != "LeastAllocated"
+    return False
+
+
+def _check_plugin_config(profile: dict[str, Any], ppath: Path) -> Iterator[Finding]:
+    seen: set[str] = set()
+    for j, cfg in enumerate(profile.get("pluginConfig") or []):
+        where = (*ppath, "pluginConfig", j)
+        name = cfg.get("name")
+        if name in REMOVED_PLUGINS:
+            yield _err((*where, "name"), "scheduler-plugin-name", f'plugin {name!r} was invalid in version "kubescheduler.config.k8s.io/v1" (removed)')
+        if name in seen:
+            yield _err((*where, "name"), "scheduler-plugin-config", f"Duplicate value: repeated config for plugin {name}")
+        seen.add(name)
+        args = cfg.get("args") or {}
+        if not isinstance(args, dict):
+            continue
+        kind = args.get("kind")
+        if name in IN_TREE_PLUGINS and kind is not None and kind != f"{name}Args":
+            yield _err((*where, "args", "kind"), "scheduler-plugin-args", f"args for plugin {name} were not of type {name}Args")
+        yield from _check_args(str(name), args, (*where, "args"))
+
+
+def _check_args(name: str, args: dict[str, Any], path: Path) -> Iterator[Finding]:
+    if name == "NodeResourcesFit":
+        strategy = args.get("scoringStrategy")
+        if isinstance(strategy, dict):
+            stype = strategy.get("type")
+            if stype not in ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"):
+                yield _err((*path, "scoringStrategy", "type"), "scheduler-plugin-args", f"Unsupported value: {stype!r}")
+            for k, res in enumerate(strategy.get("resources") or []):
+                w = res.get("weight", 1) or 1
+                if not 0 < w <= 100:
+                    yield _err((*path, "scoringStrategy", "resources", k, "weight"), "scheduler-plugin-args", f"resource weight of {w} not in valid range (0, 100]")
+            has_ratio = "requestedToCapacityRatio" in strategy
+            if (stype == "RequestedToCapacityRatio") != has_ratio:
+                yield _err((*path, "scoringStrategy"), "scheduler-plugin-args", "requestedToCapacityRatio is required for, and only allowed with, type RequestedToCapacityRatio")
+            shape = (strategy.get("requestedToCapacityRatio") or {}).get("shape") or []
+            last = -1
+            for k, point in enumerate(shape):
+                u, s = point.get("utilization", 0), point.get("score", 0)
+                if not 0 <= u <= 100 or u <= last:
+                    yield _err((*path, "scoringStrategy", "requestedToCapacityRatio", "shape", k), "scheduler-plugin-args", "utilization values must be sorted in increasing order within [0, 100]")
+                if not 0 <= s <= 10:
+                    yield _err((*path, "scoringStrategy", "requestedToCapacityRatio", "shape", k, "score"), "scheduler-plugin-args", "score not in valid range [0, 10]")
+                last = u
+    elif name == "InterPodAffinity":
+        w = args.get("hardPodAffinityWeight")
+        if isinstance(w, int) and not 0 <= w <= 100:
+            yield _err((*path, "hardPodAffinityWeight"), "scheduler-plugin-args", "not in valid range [0, 100]")
+    elif name == "DefaultPreemption":
+        pct, absolute = args.get("minCandidateNodesPercentage", 10), args.get("minCandidateNodesAbsolute", 100)
+        if not 0 <= pct <= 100:
+            yield _err((*path, "minCandidateNodesPercentage"), "scheduler-plugin-args", "not in valid range [0, 100]")
+        if absolute < 0:
+            yield _err((*path, "minCandidateNodesAbsolute"), "scheduler-plugin-args", "not in valid range [0, inf)")
+        if pct == 0 and absolute == 0:
+            yield _err(path, "scheduler-plugin-args", "minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero")
+    elif name == "NodeResourcesBalancedAllocation":
+        for k, res in enumerate(args.get("resources") or []):
+            if (res.get("weight", 1) or 1) != 1:
+                yield _err((*path, "resources", k, "weight"), "scheduler-plugin-args", "resource weight must be 1")
+
+
+def _check_queue_sort(profiles: list[Any], base: Path) -> Iterator[Finding]:
+    if not profiles or not isinstance(profiles[0], dict):
+        return
+    first = ((profiles[0].get("plugins") or {}).get("queueSort")) or {}
+    if len(first.get("enabled") or []) > 1:
+        yield _err((*base, "profiles", 0, "plugins", "queueSort"), "scheduler-queue-sort", "only one queue sort plugin can be enabled")
+    for i, profile in enumerate(profiles[1:], start=1):
+        if isinstance(profile, dict) and (((profile.get("plugins") or {}).get("queueSort")) or {}) != first:
+            yield _err((*base, "profiles", i, "plugins", "queueSort"), "scheduler-queue-sort", "queueSort must be the same for all profiles")
+
+
+def _check_extenders(extenders: list[Any], path: Path) -> Iterator[Finding]:
+    binders = 0
+    for i, ext in enumerate(extenders):
+        if not isinstance(ext, dict):
+            continue
+        if ext.get("prioritizeVerb") and (ext.get("weight") or 0) <= 0:
+            yield _err((*path, i, "weight"), "scheduler-extender", "must have a positive weight applied to it")
+        if ext.get("bindVerb"):
+            binders += 1
+            if binders > 1:
+                yield _err((*path, i, "bindVerb"), "scheduler-extender", "only one extender can implement bind")

@@ -1,0 +1,408 @@
+"""Rules kube-apiserver and kube-scheduler enforce beyond the OpenAPI schemas.
+
+Each rule mirrors a check in Kubernetes 1.35 source (see docs/rules.md). Objects are the
+plain dicts of a manifest; findings carry a JSON path into that object.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from generator import names
+from generator.problems import Severity
+from generator.quantity import parse_quantity
+
+DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+ANNOTATIONS_MAX_BYTES = 262144
+STANDARD_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
+OVERCOMMITTABLE = STANDARD_RESOURCES
+
+Path = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: Path
+    rule: str
+    severity: Severity
+    message: str
+    hint: str = ""
+
+
+def _err(path: Path, rule: str, message: str, hint: str = "") -> Finding:
+    return Finding(path, rule, Severity.ERROR, message, hint)
+
+
+def _warn(path: Path, rule: str, message: str, hint: str = "") -> Finding:
+    return Finding(path, rule, Severity.WARNING, message, hint)
+
+
+# ---- metadata ---------------------------------------------------------------------------
+
+_LABEL_NAME_KINDS = frozenset({"Namespace", "Service"})
+
+
+def check_metadata(obj: dict[str, Any], path: Path = ("metadata",), kind: str | None = None) -> Iterator[Finding]:
+    meta = _get(obj, path)
+    if not isinstance(meta, dict):
+        return
+    name = meta.get("name")
+    if kind is not None and isinstance(name, str):
+        err = names.dns1123_label(name) if kind in _LABEL_NAME_KINDS else names.dns1123_subdomain(name)
+        if err:
+            yield _err((*path, "name"), "k8s-name", f"name {name!r} {err}")
+    ns = meta.get("namespace")
+    if isinstance(ns, str) and (err := names.dns1123_label(ns)):
+        yield _err((*path, "namespace"), "k8s-name", f"namespace {ns!r} {err}")
+    for key, value in (meta.get("labels") or {}).items():
+        if err := names.qualified_name(str(key)):
+            yield _err((*path, "labels", key), "k8s-label", f"label key {key!r}: {err}")
+        if isinstance(value, str) and (err := names.label_value(value)):
+            yield _err((*path, "labels", key), "k8s-label", f"label value {value!r}: {err}")
+    annotations = meta.get("annotations") or {}
+    total = 0
+    for key, value in annotations.items():
+        if err := names.qualified_name(str(key).lower()):
+            yield _err((*path, "annotations", key), "k8s-annotation", f"annotation key {key!r}: {err}")
+        total += len(str(key)) + len(str(value))
+    if total > ANNOTATIONS_MAX_BYTES:
+        yield _err((*path, "annotations"), "k8s-annotation-size",
+                   f"annotations total {total} bytes; kube-apiserver allows {ANNOTATIONS_MAX_BYTES}")
+
+
+def _get(obj: Any, path: Path) -> Any:
+    for part in path:
+        if isinstance(obj, dict) and isinstance(part, str):
+            obj = obj.get(part)
+        elif isinstance(obj, list) and isinstance(part, int) and part < len(obj):
+            obj = obj[part]
+        else:
+            return None
+    return obj
+
+
+# ---- pod-deletion-cost -------------------------------------------------------------------
+
+_COST_FIRST = re.compile(r"^(-|[1-9])")
+
+
+def parse_deletion_cost(value: str) -> int | None:
+    """GetDeletionCostFromPodAnnotations: first char '-' or 1-9 (or exactly "0"), then base-10 int32."""
+    if value != "0" and not _COST_FIRST.match(value):
+        return None
+    if not re.fullmatch(r"-?[0-9]+", value):
+        return None
+    number = int(value)
+    return number if -(2**31) <= number < 2**31 else None
+
+
+def check_pod_template_annotations(meta: Any, path: Path, owner: str) -> Iterator[Finding]:
+    if not isinstance(meta, dict) or DELETION_COST not in (meta.get("annotations") or {}):
+        return
+    value = meta["annotations"][DELETION_COST]
+    where = (*path, "annotations", DELETION_COST)
+    if not isinstance(value, str) or parse_deletion_cost(value) is None:
+        yield _err(where, "k8s-deletion-cost", f"pod-deletion-cost {value!r} must be a 32bit integer",
+                   "a base-10 signed int32 with no sign '+', no leading zeros, no spaces")
+    if owner not in ("Deployment", "ReplicaSet"):
+        yield _err(where, "deletion-cost-not-replicaset",
+                   f"pod-deletion-cost on a {owner}'s Pods is ignored: only the ReplicaSet controller reads it",
+                   "use a Deployment (ReplicatedService) or drop the annotation")
+
+
+# ---- pod spec ----------------------------------------------------------------------------
+
+def _resource_name_error(name: str) -> str | None:
+    """validateContainerResourceName: standard names, or a valid extended resource name."""
+    if "/" not in name:
+        if name in STANDARD_RESOURCES or name.startswith("hugepages-"):
+            return None
+        return "must be a standard resource for containers"
+    if err := names.qualified_name(name):
+        return err
+    if not _is_extended(name):
+        return "must be a standard resource for containers"
+    if name.startswith("requests.") or names.qualified_name("requests." + name):
+        return "doesn't follow extended resource name standard"
+    return None
+
+
+def _is_extended(name: str) -> bool:
+    prefix = name.split("/")[0] if "/" in name else ""
+    return bool(prefix) and not (prefix == "kubernetes.io" or prefix.endswith(".kubernetes.io"))
+
+
+def check_resources(res: Any, path: Path) -> Iterator[Finding]:
+    if not isinstance(res, dict):
+        return
+    parsed: dict[str, dict[str, Decimal]] = {"requests": {}, "limits": {}}
+    for section in ("requests", "limits"):
+        for name, raw in (res.get(section) or {}).items():
+            where = (*path, section, name)
+            if err := _resource_name_error(str(name)):
+                yield _err(where, "k8s-resource-name", f"resource {name!r} {err}")
+                continue
+            value = parse_quantity(raw)
+            if value is None:
+                yield _err(where, "k8s-quantity", f"{raw!r} is not a valid quantity")
+                continue
+            if value < 0:
+                yield _err(where, "k8s-quantity", f"{name} must be greater than or equal to 0")
+                continue
+            if (_is_extended(name) or name.startswith("hugepages-")) and value != value.to_integral_value():
+                yield _err(where, "k8s-extended-resource-integer", f"{name} {raw!r} must be an integer")
+                continue
+            parsed[section][name] = value
+    requests, limits = parsed["requests"], parsed["limits"]
+    for name, req in requests.items():
+        if _is_extended(name) or name.startswith("hugepages-"):
+            if name not in limits:
+                yield _err((*path, "requests", name), "k8s-extended-resource-limit",
+                           f"Limit must be set for non overcommitable resources ({name})",
+                           "set limits equal to requests (or only limits: requests default to them)")
+            elif limits[name] != req:
+                yield _err((*path, "requests", name), "k8s-extended-resource-limit",
+                           f"must be equal to {name} limit of {limits[name]}")
+        elif name in limits and req > limits[name]:
+            yield _err((*path, "requests", name), "k8s-request-over-limit",
+                       f"{name} request must be less than or equal to {name} limit of {limits[name]}")
+
+
+_NODE_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"})
+
+
+def check_node_selector_requirement(expr: Any, path: Path, required: bool) -> Iterator[Finding]:
+    if not isinstance(expr, dict):
+        return
+    op, values, key = expr.get("operator"), expr.get("values") or [], expr.get("key", "")
+    if err := names.qualified_name(str(key)):
+        yield _err((*path, "key"), "k8s-node-selector", f"key {key!r}: {err}")
+    if op not in _NODE_OPERATORS:
+        yield _err((*path, "operator"), "k8s-node-selector", f"{op!r} is not a valid selector operator")
+        return
+    if op in ("In", "NotIn") and not values:
+        yield _err((*path, "values"), "k8s-node-selector", "must be specified when `operator` is 'In' or 'NotIn'")
+    if op in ("Exists", "DoesNotExist") and values:
+        yield _err((*path, "values"), "k8s-node-selector", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
+    if op in ("Gt", "Lt"):
+        if len(values) != 1:
+            yield _err((*path, "values"), "k8s-node-selector",
+                       "must be specified single value when `operator` is 'Lt' or 'Gt'")
+        elif not re.fullmatch(r"[+-]?[0-9]+", str(values[0])) or not -(2**63) <= int(values[0]) < 2**63:
+            yield _warn((*path, "values", 0), "k8s-node-selector-integer",
+                        f"Gt/Lt value {values[0]!r} is not an integer: kube-apiserver accepts it, "
+                        "but the scheduler cannot parse it and the term never matches",
+                        "use an integer such as '40959'")
+    if required:
+        for i, value in enumerate(values):
+            if isinstance(value, str) and (err := names.label_value(value)):
+                yield _err((*path, "values", i), "k8s-node-selector", f"value {value!r}: {err}")
+
+
+def check_affinity(affinity: Any, path: Path) -> Iterator[Finding]:
+    if not isinstance(affinity, dict):
+        return
+    node = affinity.get("nodeAffinity") or {}
+    req = node.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if isinstance(req, dict):
+        terms = req.get("nodeSelectorTerms")
+        rpath = (*path, "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+        if not terms:
+            yield _err(rpath, "k8s-node-selector", "must have at least one node selector term")
+        for t, term in enumerate(terms or []):
+            for e, expr in enumerate((term or {}).get("matchExpressions") or []):
+                yield from check_node_selector_requirement(expr, (*rpath, t, "matchExpressions", e), True)
+            for e, field in enumerate((term or {}).get("matchFields") or []):
+                fpath = (*rpath, t, "matchFields", e)
+                if field.get("key") != "metadata.name":
+                    yield _err((*fpath, "key"), "k8s-node-selector", "matchFields supports only metadata.name")
+                if field.get("operator") not in ("In", "NotIn") or len(field.get("values") or []) != 1:
+                    yield _err(fpath, "k8s-node-selector", "matchFields needs In/NotIn with exactly one value")
+    for p, pref in enumerate(node.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
+        ppath = (*path, "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution", p)
+        if not isinstance(pref.get("weight"), int) or not 1 <= pref["weight"] <= 100:
+            yield _err((*ppath, "weight"), "k8s-affinity-weight", "must be in the range 1-100")
+        for e, expr in enumerate((pref.get("preference") or {}).get("matchExpressions") or []):
+            yield from check_node_selector_requirement(expr, (*ppath, "preference", "matchExpressions", e), False)
+    for kind in ("podAffinity", "podAntiAffinity"):
+        block = affinity.get(kind) or {}
+        for p, pref in enumerate(block.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
+            w = pref.get("weight")
+            if not isinstance(w, int) or not 1 <= w <= 100:
+                yield _err((*path, kind, "preferredDuringSchedulingIgnoredDuringExecution", p, "weight"),
+                           "k8s-affinity-weight", "must be in the range 1-100")
+
+
+def check_pod_spec(spec: Any, path: Path, owner: str) -> Iterator[Finding]:
+    if not isinstance(spec, dict):
+        return
+    policy = spec.get("restartPolicy")
+    if owner in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet") and policy not in (None, "Always"):
+        yield _err((*path, "restartPolicy"), "k8s-restart-policy", f"{owner} Pods support only restartPolicy Always")
+    if owner == "Job" and policy not in ("Never", "OnFailure"):
+        yield _err((*path, "restartPolicy"), "k8s-restart-policy", "a Job's Pods need restartPolicy Never or OnFailure")
+    if owner in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet") and "activeDeadlineSeconds" in spec:
+        yield _err((*path, "activeDeadlineSeconds"), "k8s-restart-policy", f"not allowed in a {owner}'s Pod template")
+    seen: set[str] = set()
+    for group in ("initContainers", "containers"):
+        for i, c in enumerate(spec.get(group) or []):
+            cpath = (*path, group, i)
+            if not isinstance(c, dict):
+                continue
+            cname = str(c.get("name", ""))
+            if err := names.dns1123_label(cname):
+                yield _err((*cpath, "name"), "k8s-name", f"container name {cname!r} {err}")
+            if cname in seen:
+                yield _err((*cpath, "name"), "k8s-name", f"duplicate container name {cname!r}")
+            seen.add(cname)
+            port_names: set[str] = set()
+            for j, port in enumerate(c.get("ports") or []):
+                ppath = (*cpath, "ports", j)
+                pname = port.get("name")
+                if pname is not None:
+                    if err := names.port_name(str(pname)):
+                        yield _err((*ppath, "name"), "k8s-port-name", f"port name {pname!r} {err}")
+                    if pname in port_names:
+                        yield _err((*ppath, "name"), "k8s-port-name", f"duplicate port name {pname!r}")
+                    port_names.add(pname)
+                number = port.get("containerPort")
+                if not isinstance(number, int) or not 1 <= number <= 65535:
+                    yield _err((*ppath, "containerPort"), "k8s-port", "must be between 1 and 65535, inclusive")
+            yield from check_resources(c.get("resources"), (*cpath, "resources"))
+    yield from check_affinity(spec.get("affinity"), (*path, "affinity"))
+
+
+# ---- workloads ---------------------------------------------------------------------------
+
+_TEMPLATE_OWNERS = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job"}
+
+
+def _selector_matches(selector: Any, labels: dict[str, str]) -> bool:
+    if not isinstance(selector, dict):
+        return False
+    for k, v in (selector.get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        present = key in labels
+        if (op == "In" and (not present or labels[key] not in values)) or (
+            op == "NotIn" and present and labels[key] in values) or (
+            op == "Exists" and not present) or (op == "DoesNotExist" and present):
+            return False
+    return True
+
+
+def check_workload(obj: dict[str, Any]) -> Iterator[Finding]:
+    kind = obj.get("kind")
+    meta_annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    if kind != "Pod" and DELETION_COST in meta_annotations:
+        yield _warn(("metadata", "annotations", DELETION_COST), "deletion-cost-on-owner",
+                    f"pod-deletion-cost on the {kind}'s own metadata has no effect",
+                    "put it in spec.template.metadata.annotations")
+    if kind == "Pod":
+        yield from check_pod_template_annotations(obj.get("metadata"), ("metadata",), "Pod")
+        yield from check_pod_spec(obj.get("spec"), ("spec",), "Pod")
+        return
+    spec = obj.get("spec") or {}
+    if kind == "CronJob":
+        tpath: Path = ("spec", "jobTemplate", "spec", "template")
+        owner = "Job"
+    elif kind in _TEMPLATE_OWNERS:
+        tpath, owner = ("spec", "template"), str(kind)
+    else:
+        return
+    template = _get(obj, tpath) or {}
+    yield from check_metadata(obj, (*tpath, "metadata"))
+    yield from check_pod_template_annotations(template.get("metadata"), (*tpath, "metadata"), owner)
+    yield from check_pod_spec(template.get("spec"), (*tpath, "spec"), owner)
+    if kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"):
+        selector = spec.get("selector")
+        labels = (template.get("metadata") or {}).get("labels") or {}
+        if not selector or not (selector.get("matchLabels") or selector.get("matchExpressions")):
+            yield _err(("spec", "selector"), "k8s-selector", f"empty selector is invalid for {kind.lower()}")
+        elif not _selector_matches(selector, labels):
+            yield _err(("spec", "selector"), "k8s-selector", "`selector` does not match template `labels`")
+    if kind == "Deployment":
+        yield from _check_deployment(spec)
+
+
+def _check_deployment(spec: dict[str, Any]) -> Iterator[Finding]:
+    replicas = spec.get("replicas")
+    if isinstance(replicas, int) and replicas < 0:
+        yield _err(("spec", "replicas"), "k8s-deployment", "must be greater than or equal to 0")
+    strategy = spec.get("strategy") or {}
+    if strategy.get("type") == "Recreate" and "rollingUpdate" in strategy:
+        yield _err(("spec", "strategy", "rollingUpdate"), "k8s-deployment", "may not be specified when strategy `type` is 'Recreate'")
+    ru = strategy.get("rollingUpdate") or {}
+    values = {}
+    for key in ("maxUnavailable", "maxSurge"):
+        if key in ru:
+            raw = ru[key]
+            if isinstance(raw, str) and not re.fullmatch(r"[0-9]+%", raw):
+                yield _err(("spec", "strategy", "rollingUpdate", key), "k8s-deployment", f"{raw!r} must be an integer or a percentage")
+            values[key] = int(raw.rstrip("%")) if isinstance(raw, str) and raw.rstrip("%").isdigit() else raw
+    if values.get("maxUnavailable") == 0 and values.get("maxSurge") == 0:
+        yield _err(("spec", "strategy", "rollingUpdate", "maxUnavailable"), "k8s-deployment", "may not be 0 when `maxSurge` is 0")
+    mrs, pds = spec.get("minReadySeconds", 0), spec.get("progressDeadlineSeconds")
+    if isinstance(pds, int) and isinstance(mrs, int) and pds <= mrs:
+        yield _err(("spec", "progressDeadlineSeconds"), "k8s-deployment", "must be greater than minReadySeconds")
+
+
+# ---- HPA ---------------------------------------------------------------------------------
+
+def check_hpa(obj: dict[str, Any]) -> Iterator[Finding]:
+    spec = obj.get("spec") or {}
+    lo, hi = spec.get("minReplicas", 1), spec.get("maxReplicas")
+    if isinstance(lo, int) and lo < 1:
+        yield _err(("spec", "minReplicas"), "k8s-hpa", "must be greater than or equal to 1")
+    if isinstance(hi, int) and (hi < 1 or (isinstance(lo, int) and hi < lo)):
+        yield _err(("spec", "maxReplicas"), "k8s-hpa", "must be greater than or equal to `minReplicas`")
+    for m, metric in enumerate(spec.get("metrics") or []):
+        mpath: Path = ("spec", "metrics", m)
+        source = {"Resource": "resource", "ContainerResource": "containerResource", "Pods": "pods",
+                  "Object": "object", "External": "external"}.get(metric.get("type"))
+        if source is None:
+            yield _err((*mpath, "type"), "k8s-hpa", "must be Object, Pods, Resource, ContainerResource or External")
+            continue
+        populated = [k for k in ("resource", "containerResource", "pods", "object", "external") if k in metric]
+        if source not in populated:
+            yield _err(mpath, "k8s-hpa", "must populate information for the given metric source")
+        if set(populated) - {source}:
+            yield _err(mpath, "k8s-hpa", "must populate the given metric source only")
+        target = (metric.get(source) or {}).get("target") or {}
+        if target.get("type") not in ("Utilization", "Value", "AverageValue"):
+            yield _err((*mpath, source, "target", "type"), "k8s-hpa", "must be either Utilization, Value, or AverageValue")
+        util = target.get("averageUtilization")
+        if util is not None and (not isinstance(util, int) or util < 1):
+            yield _err((*mpath, source, "target", "averageUtilization"), "k8s-hpa", "must be greater than 0")
+        if source in ("resource", "containerResource") and ("averageUtilization" in target) == ("averageValue" in target):
+            yield _err((*mpath, source, "target"), "k8s-hpa", "must set either a target raw value or a target utilization, not both")
+    behavior = spec.get("behavior") or {}
+    for direction in ("scaleUp", "scaleDown"):
+        rules = behavior.get(direction)
+        if not isinstance(rules, dict):
+            continue
+        bpath: Path = ("spec", "behavior", direction)
+        window = rules.get("stabilizationWindowSeconds")
+        if window is not None and not 0 <= window <= 3600:
+            yield _err((*bpath, "stabilizationWindowSeconds"), "k8s-hpa-behavior", "must be between 0 and 3600")
+        if rules.get("selectPolicy", "Max") not in ("Max", "Min", "Disabled"):
+            yield _err((*bpath, "selectPolicy"), "k8s-hpa-behavior", "must be Max, Min or Disabled")
+        if "policies" in rules and not rules["policies"]:
+            yield _err((*bpath, "policies"), "k8s-hpa-behavior", "must specify at least one Policy")
+        for p, pol in enumerate(rules.get("policies") or []):
+            if pol.get("type") not in ("Pods", "Percent"):
+                yield _err((*bpath, "policies", p, "type"), "k8s-hpa-behavior", "must be Pods or Percent")
+            if not isinstance(pol.get("value"), int) or pol["value"] <= 0:
+                yield _err((*bpath, "policies", p, "value"), "k8s-hpa-behavior", "must be greater than zero")
+            period = pol.get("periodSeconds")
+            if not isinstance(period, int) or not 1 <= period <= 1800:
+                yield _err((*bpath, "policies", p, "periodSeconds"), "k8s-hpa-behavior", "must be between 1 and 1800")
+        tol = rules.get("tolerance")
+        if tol is not None and (parse_quantity(tol) or Decimal(0)) < 0:
+            yield _err((*bpath, "tolerance"), "k8s-hpa-behavior", "must be greater than or equal to 0")

@@ -1,0 +1,235 @@
+"""Stage 4: validate Kubernetes objects as the target cluster would.
+
+Three layers, each compiled once per run: kubernetes-validate's strict schemas for the
+target version (core kinds), the bundled schemas in schemas/ (scheduler config and CRDs), and
+the semantic rules of kube-apiserver / kube-scheduler (semantic.py, scheduler_config.py).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from functools import cache
+from importlib import resources
+from pathlib import Path as FsPath
+from typing import Any
+
+import jsonschema
+import yaml
+from jsonschema.exceptions import best_match
+from referencing import Registry, Resource
+
+from generator import schemas, semantic
+from generator.errors import GeneratorError
+from generator.problems import Severity
+from generator.scheduler_config import check_config
+from generator.semantic import Finding, Path
+
+LAST_APPLIED_LIMIT = 262144
+CONFIGMAP_LIMIT = 1024 * 1024
+
+
+@cache
+def _k8s_schema_root() -> FsPath:
+    return FsPath(str(resources.files("kubernetes_validate").joinpath("kubernetes-json-schema")))
+
+
+@cache
+def schema_version(version: str) -> str:
+    """The newest kubernetes-validate schema set not newer than version ("1.35" -> "1.35.0")."""
+    def key(v: str) -> tuple[int, ...]:
+        return tuple(int(x) for x in v.split("."))
+
+    available = sorted(
+        {p.name[1:].split("-")[0] for p in _k8s_schema_root().iterdir() if p.name.startswith("v")}, key=key
+    )
+    try:
+        wanted = key(version)[:2]
+    except ValueError as err:
+        raise GeneratorError(f"invalid Kubernetes version {version!r}") from err
+    usable = [v for v in available if key(v)[:2] <= wanted]
+    if not usable or wanted > key(available[-1])[:2]:
+        raise GeneratorError(
+            f"Kubernetes {version} is not supported; schemas exist for {', '.join(available)}"
+        )
+    return usable[-1]
+
+
+@cache
+def _k8s_registry(version: str) -> tuple[FsPath, Registry[Any]]:
+    folder = _k8s_schema_root() / f"v{schema_version(version)}-local-strict"
+    definitions = json.loads((folder / "_definitions.json").read_text(encoding="utf-8"))
+    return folder, Resource.from_contents(definitions) @ Registry()
+
+
+def _schema_file_name(api_version: str, kind: str) -> str:
+    group_version = api_version.split("/")
+    if len(group_version) == 2:
+        group = group_version[0].split(".")[0]
+        return f"{kind.lower()}-{group}-{group_version[1]}.json"
+    return f"{kind.lower()}-{api_version}.json"
+
+
+@cache
+def k8s_validator(version: str, api_version: str, kind: str) -> jsonschema.protocols.Validator | None:
+    """The strict schema validator of one core kind, compiled once; None if Kubernetes has none."""
+    folder, registry = _k8s_registry(version)
+    path = folder / _schema_file_name(api_version, kind)
+    if not path.is_file():
+        return None
+    schema = json.loads(path.read_text(encoding="utf-8"))
+    return jsonschema.Draft202012Validator(schema, registry=registry)
+
+
+def _schema_findings(validator: jsonschema.protocols.Validator, obj: Any, base: Path = ()) -> Iterator[Finding]:
+    for err in validator.iter_errors(obj):
+        if err.context:
+            err = best_match(err.context) or err
+        yield Finding((*base, *err.absolute_path), "k8s-schema", Severity.ERROR, err.message)
+
+
+class ManifestValidator:
+    """Validates objects for one Kubernetes version; `plugins` are extra scheduler plugins."""
+
+    def __init__(self, version: str, plugins: Iterable[str] = ()) -> None:
+        schema_version(version)
+        self.version = version
+        self.plugins = tuple(plugins)
+
+    def validate(self, obj: Any) -> list[Finding]:
+        if not isinstance(obj, dict):
+            return [Finding((), "k8s-object", Severity.ERROR, "a manifest must be a mapping")]
+        api, kind = obj.get("apiVersion"), obj.get("kind")
+        if not isinstance(api, str) or not isinstance(kind, str):
+            return [Finding((), "k8s-object", Severity.ERROR, "apiVersion and kind are required strings")]
+        return list(self._validate(obj, api, kind))
+
+    def _validate(self, obj: dict[str, Any], api: str, kind: str) -> Iterator[Finding]:
+        bundled = schemas.MANIFEST_SCHEMA_FILES.get((api, kind))
+        if bundled is not None:
+            found = list(_schema_findings(schemas.validator(bundled), obj))
+        else:
+            validator = k8s_validator(self.version, api, kind)
+            if validator is None:
+                yield Finding(("kind",), "k8s-unknown-kind", Severity.WARNING,
+                              f"no schema for {kind} {api} in Kubernetes {self.version}; not validated")
+                found = []
+            else:
+                found = list(_schema_findings(validator, obj))
+        yield from found
+        if found:
+            return  # semantic rules assume the shape is right
+        if kind == "KubeSchedulerConfiguration":
+            yield from check_config(obj, self.plugins)
+            return
+        if "metadata" in obj:
+            yield from semantic.check_metadata(obj, ("metadata",), kind)
+        yield from semantic.check_workload(obj)
+        if kind == "HorizontalPodAutoscaler":
+            yield from semantic.check_hpa(obj)
+        if kind == "ConfigMap":
+            yield from self._check_configmap(obj)
+        if kind == "PrometheusRule":
+            yield from _check_prometheus_rule(obj)
+        if kind == "Secret" and (obj.get("data") or obj.get("stringData")):
+            yield Finding(("data",), "secret-material", Severity.ERROR, "manifests must not carry Secret data",
+                          "provision Secrets with a secret manager and reference them by name")
+        yield from _check_insecure_tls(obj)
+        yield from _check_size(obj, kind)
+
+    def _check_configmap(self, obj: dict[str, Any]) -> Iterator[Finding]:
+        for key, value in (obj.get("data") or {}).items():
+            if not isinstance(value, str):
+                continue
+            if "KubeSchedulerConfiguration" in value:
+                yield from self._embedded_scheduler_config(key, value)
+            if key.endswith(".json") and '"panels"' in value:
+                yield from _check_dashboard(key, value)
+
+    def _embedded_scheduler_config(self, key: str, text: str) -> Iterator[Finding]:
+        base: Path = ("data", key)
+        try:
+            cfg = yaml.load(text, Loader=_Loader)  # noqa: S506 - a safe loader
+        except yaml.YAMLError as err:
+            yield Finding(base, "scheduler-config", Severity.ERROR, f"embedded scheduler config is not YAML: {err}")
+            return
+        if not isinstance(cfg, dict) or cfg.get("kind") != "KubeSchedulerConfiguration":
+            return
+        validator = schemas.validator(schemas.MANIFEST_SCHEMA_FILES[("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration")])
+        found = [Finding(base, f.rule, f.severity, f"{_json_path(f.path)}: {f.message}", f.hint)
+                 for f in _schema_findings(validator, cfg)]
+        yield from found
+        if not found:
+            for f in check_config(cfg, self.plugins):
+                yield Finding(base, f.rule, f.severity, f"{_json_path(f.path)}: {f.message}", f.hint)
+
+
+try:
+    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
+except AttributeError:  # pragma: no cover
+    _Loader = yaml.SafeLoader
+
+
+def _json_path(path: Path) -> str:
+    from generator.problems import json_path
+
+    return json_path(path)
+
+
+def promql_error(expr: str) -> str | None:
+    import promql_parser
+
+    try:
+        promql_parser.parse(expr)
+    except Exception as err:  # the parser raises plain ValueError/RuntimeError subclasses
+        return str(err) or type(err).__name__
+    return None
+
+
+def _check_prometheus_rule(obj: dict[str, Any]) -> Iterator[Finding]:
+    for g, group in enumerate((obj.get("spec") or {}).get("groups") or []):
+        for r, rule in enumerate(group.get("rules") or []):
+            expr = rule.get("expr")
+            if isinstance(expr, str) and (err := promql_error(expr)):
+                yield Finding(("spec", "groups", g, "rules", r, "expr"), "promql-parse", Severity.ERROR,
+                              f"PromQL does not parse: {err}")
+
+
+def _check_dashboard(key: str, text: str) -> Iterator[Finding]:
+    try:
+        dashboard = json.loads(text)
+    except ValueError as err:
+        yield Finding(("data", key), "dashboard-json", Severity.ERROR, f"dashboard is not JSON: {err}")
+        return
+    for panel in dashboard.get("panels") or []:
+        for target in panel.get("targets") or []:
+            expr = target.get("expr")
+            if isinstance(expr, str) and (err := promql_error(expr)):
+                yield Finding(("data", key), "promql-parse", Severity.ERROR,
+                              f"panel {panel.get('title')!r}: PromQL does not parse: {err}")
+
+
+def _check_insecure_tls(obj: Any, path: Path = ()) -> Iterator[Finding]:
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            if key == "insecureSkipVerify" and value is True:
+                yield Finding((*path, key), "insecure-tls", Severity.ERROR, "insecureSkipVerify disables certificate checks",
+                              "reference the CA instead")
+            else:
+                yield from _check_insecure_tls(value, (*path, key))
+    elif isinstance(obj, list):
+        for i, value in enumerate(obj):
+            yield from _check_insecure_tls(value, (*path, i))
+
+
+def _check_size(obj: dict[str, Any], kind: str) -> Iterator[Finding]:
+    size = len(json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+    if kind == "ConfigMap":
+        data = sum(len(str(k)) + len(str(v).encode("utf-8")) for k, v in (obj.get("data") or {}).items())
+        if data > CONFIGMAP_LIMIT:
+            yield Finding(("data",), "size-configmap", Severity.ERROR,
+                          f"ConfigMap data is {data} bytes; Kubernetes allows at most {CONFIGMAP_LIMIT}")
+    if size > LAST_APPLIED_LIMIT:
+        yield Finding((), "size-last-applied", Severity.WARNING,
+                      f"object is {size} bytes: client-side apply's last-applied annotation allows {LAST_APPLIED_LIMIT}",
+                      "use server-side apply (Argo CD: ServerSideApply=true)")
