@@ -11,7 +11,7 @@ import typer
 
 from generator import __version__
 from generator.errors import GeneratorError
-from generator.reporters import REPORTER_BY_NAME, report
+from generator.reporters import REPORTER_BY_NAME
 
 app = typer.Typer(
     name="gen",
@@ -25,7 +25,7 @@ app.add_typer(explain_app, name="explain")
 
 Format = Enum("Format", {name: name for name in REPORTER_BY_NAME}, type=str)  # type: ignore[misc]
 
-FormatOpt = Annotated[Format, typer.Option("--format", help="Output format.")]  # type: ignore[valid-type]
+FormatOpt = Annotated[Format, typer.Option("--format", help="Output format.")]
 StrictOpt = Annotated[bool, typer.Option("--strict", help="Warnings fail too.")]
 
 
@@ -37,7 +37,9 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
 ) -> None:
     """gen: GitOps policy/manifest generator."""
 
@@ -48,7 +50,9 @@ def render_cmd(
     out: Annotated[Path, typer.Option("--out", help="Output directory.")] = Path("deploy"),
     target: Annotated[list[str] | None, typer.Option("--target", help="Render only this target (repeatable).")] = None,
     check: Annotated[bool, typer.Option("--check", help="Compare with --out; exit 1 on drift; write nothing.")] = False,
-    diff: Annotated[bool, typer.Option("--diff", help="Print a unified diff of what would change; write nothing.")] = False,
+    diff: Annotated[
+        bool, typer.Option("--diff", help="Print a unified diff of what would change; write nothing.")
+    ] = False,
     fmt: FormatOpt = Format.text,  # type: ignore[attr-defined]
     strict: StrictOpt = False,
 ) -> None:
@@ -73,8 +77,13 @@ def lint_cmd(
 @app.command("validate")
 def validate_cmd(
     paths: Annotated[list[Path], typer.Argument(help="Manifest files or directories.")],
-    kubernetes_version: Annotated[str, typer.Option("--kubernetes-version", "-k", help="Target Kubernetes version.")] = "1.35",
-    plugin: Annotated[list[str] | None, typer.Option("--plugin", help="Extra scheduler plugin compiled into your scheduler (repeatable).")] = None,
+    kubernetes_version: Annotated[
+        str, typer.Option("--kubernetes-version", "-k", help="Target Kubernetes version.")
+    ] = "1.35",
+    plugin: Annotated[
+        list[str] | None,
+        typer.Option("--plugin", help="Extra scheduler plugin compiled into your scheduler (repeatable)."),
+    ] = None,
     fmt: FormatOpt = Format.text,  # type: ignore[attr-defined]
     strict: StrictOpt = False,
 ) -> None:
@@ -106,7 +115,7 @@ def main() -> int:
     except (typer.BadParameter, typer.Abort) as err:
         print(f"gen: {err}", file=sys.stderr)
         return 2
-    except Exception as err:  # noqa: BLE001 - the last line of defence against tracebacks
+    except Exception as err:
         import click
 
         if isinstance(err, click.ClickException):

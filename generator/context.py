@@ -55,8 +55,12 @@ def scheduler_values(policy: Policy) -> dict[str, Any]:
         "leaderElection": le,
         "profiles": profiles,
         "profile_names": [p.get("schedulerName", "default-scheduler") for p in profiles],
-        "metrics": {**metrics, "servingSecret": metrics.get("servingSecret", f"{name}-serving-tls"),
-                    "ca": ca, "scrape": scrape},
+        "metrics": {
+            **metrics,
+            "servingSecret": metrics.get("servingSecret", f"{name}-serving-tls"),
+            "ca": ca,
+            "scrape": scrape,
+        },
         "service_host": f"{name}.{ns}.svc",
     }
 
@@ -66,7 +70,8 @@ def _replicated(policy: Policy, target: Target) -> dict[str, Any]:
     colocate = []
     for rule in policy.spec["placement"]["colocateWith"]:
         matches = {
-            s.spec["namespace"] for s in services
+            s.spec["namespace"]
+            for s in services
             if all(pod_labels(s).get(k) == v for k, v in rule["matchLabels"].items())
         }
         namespaces = sorted(matches) if matches and matches != {policy.spec["namespace"]} else []

@@ -87,9 +87,7 @@ class Document:
         from generator.problems import json_path
 
         pos = self.source.locate(path, key=key)
-        return Problem(
-            self.file, pos.line, pos.column, rule, severity, message, hint, json_path(path)
-        )
+        return Problem(self.file, pos.line, pos.column, rule, severity, message, hint, json_path(path))
 
 
 class _LoadError(Exception):
@@ -101,19 +99,16 @@ class _LoadError(Exception):
         self.hint = hint
 
 
-_MERGED = None
-
-
 class _StrictLoader(_BaseLoader):  # type: ignore[valid-type,misc]
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         own = sum(1 for key_node, _ in node.value if key_node.tag != "tag:yaml.org,2002:merge")
-        self.flatten_mapping(node)  # type: ignore[no-untyped-call]
+        self.flatten_mapping(node)
         # flatten_mapping puts keys merged in from `<<: *anchor` first; the mapping's own keys
         # may override those (YAML's documented merge), but not repeat each other.
         merged = len(node.value) - own
-        seen: dict[Any, yaml.Node] = {}
+        seen: dict[Any, yaml.Node | None] = {}
         for position, (key_node, _) in enumerate(node.value):
-            key = self.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
+            key = self.construct_object(key_node, deep=True)
             if not isinstance(key, str):
                 hint = ""
                 if isinstance(key_node, yaml.ScalarNode) and _YAML11_BOOLS.match(key_node.value):
@@ -124,17 +119,17 @@ class _StrictLoader(_BaseLoader):  # type: ignore[valid-type,misc]
                     f"mapping key {key_node.value!r} is not a string",
                     hint or "quote the key",
                 )
-            if key in seen and position >= merged and seen[key] is not _MERGED:
-                first = seen[key].start_mark  # type: ignore[union-attr]
+            earlier = seen.get(key)
+            if earlier is not None and position >= merged:
+                first = earlier.start_mark
                 raise _LoadError(
                     key_node.start_mark,
                     "yaml-duplicate-key",
                     f"duplicate key {key!r} (first defined on line {first.line + 1})",
                     "remove one of the two; YAML would silently keep only the last",
                 )
-            seen[key] = key_node if position >= merged else _MERGED
-        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
-
+            seen[key] = key_node if position >= merged else None  # None: merged in, may be overridden
+        return super().construct_mapping(node, deep=deep)
 
 
 def _index(node: yaml.Node, source: SourceMap) -> None:
@@ -179,8 +174,14 @@ def load_text(text: str, file: str) -> tuple[list[Document], list[Problem]]:
     docs: list[Document] = []
     if len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
         return docs, [
-            Problem(file, 1, 1, "yaml-too-large", Severity.ERROR,
-                    f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+            Problem(
+                file,
+                1,
+                1,
+                "yaml-too-large",
+                Severity.ERROR,
+                f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB",
+            )
         ]
     loader = _StrictLoader(text)
     index = 0
@@ -218,8 +219,14 @@ def load_file(path: Path, display: str | None = None) -> tuple[list[Document], l
         return [], [Problem(name, 0, 0, "file-unreadable", Severity.ERROR, err.strerror or str(err))]
     if len(raw) > MAX_FILE_BYTES:
         return [], [
-            Problem(name, 1, 1, "yaml-too-large", Severity.ERROR,
-                    f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+            Problem(
+                name,
+                1,
+                1,
+                "yaml-too-large",
+                Severity.ERROR,
+                f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB",
+            )
         ]
     try:
         text = raw.decode("utf-8")

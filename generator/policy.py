@@ -48,7 +48,10 @@ def _yaml11_hint(scalar: Scalar | None, expected: Any) -> str:
         return f"YAML 1.1 reads {text!r} as an octal number; write {int(text, 8)} or quote it"
     if "string" in str(expected):
         return f"quote the value: {text!r} was read as a {'number' if text[:1].isdigit() else 'non-string'}"
-    if any(c in text for c in "eE") and text.replace("e", "").replace("E", "").replace("-", "").replace("+", "").replace(".", "").isdigit():
+    if (
+        any(c in text for c in "eE")
+        and text.replace("e", "").replace("E", "").replace("-", "").replace("+", "").replace(".", "").isdigit()
+    ):
         return f"{text!r} is a string in YAML 1.1 (an exponent needs a dot, e.g. 1.0e3); write the plain number"
     return ""
 
@@ -84,13 +87,19 @@ def build_policy(doc: Document) -> tuple[Policy | None, list[Problem]]:
     api, kind = data.get("apiVersion"), data.get("kind")
     if api != schemas.POLICY_API_VERSION:
         return None, [
-            doc.problem(("apiVersion",), "policy-kind", f"apiVersion must be {schemas.POLICY_API_VERSION!r}, got {api!r}")
+            doc.problem(
+                ("apiVersion",), "policy-kind", f"apiVersion must be {schemas.POLICY_API_VERSION!r}, got {api!r}"
+            )
         ]
     if kind not in schemas.POLICY_KINDS:
         close = difflib.get_close_matches(str(kind), schemas.POLICY_KINDS, n=1)
         return None, [
-            doc.problem(("kind",), "policy-kind", f"unknown policy kind {kind!r}",
-                        hint=f"did you mean {close[0]!r}?" if close else f"one of {', '.join(schemas.POLICY_KINDS)}")
+            doc.problem(
+                ("kind",),
+                "policy-kind",
+                f"unknown policy kind {kind!r}",
+                hint=f"did you mean {close[0]!r}?" if close else f"one of {', '.join(schemas.POLICY_KINDS)}",
+            )
         ]
     name = schemas.policy_schema_file(kind)
     problems = [_schema_problem(doc, e) for e in schemas.iter_schema_errors(name, data)]
@@ -115,12 +124,14 @@ def build_policies(docs: Iterable[Document]) -> tuple[list[Policy], list[Problem
             first = seen[key]
             pos = first.doc.source.locate(("metadata", "name"))
             problems.append(
-                doc.problem(("metadata", "name"), "policy-duplicate-name",
-                            f"{policy.kind} {policy.name!r} is already defined at {first.file}:{pos.line}",
-                            hint="policy names must be unique per kind")
+                doc.problem(
+                    ("metadata", "name"),
+                    "policy-duplicate-name",
+                    f"{policy.kind} {policy.name!r} is already defined at {first.file}:{pos.line}",
+                    hint="policy names must be unique per kind",
+                )
             )
             continue
         seen[key] = policy
         policies.append(policy)
     return policies, problems
-

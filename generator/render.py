@@ -32,8 +32,14 @@ except AttributeError:  # pragma: no cover
     _Loader = yaml.SafeLoader
 
 CLUSTER_SCOPED = frozenset(
-    {"Namespace", "ClusterRole", "ClusterRoleBinding", "ValidatingAdmissionPolicy",
-     "ValidatingAdmissionPolicyBinding", "PriorityClass"}
+    {
+        "Namespace",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        "PriorityClass",
+    }
 )
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gen"}
 
@@ -141,11 +147,17 @@ def render_text(template: str, context: dict[str, Any]) -> str:
     try:
         return env.get_template(template).render(context)
     except jinja2.TemplateSyntaxError as err:
-        raise RenderError(Problem(f"templates/{template}", err.lineno or 0, 1, "template-syntax",
-                                  Severity.ERROR, err.message or str(err))) from err
+        raise RenderError(
+            Problem(
+                f"templates/{template}", err.lineno or 0, 1, "template-syntax", Severity.ERROR, err.message or str(err)
+            )
+        ) from err
     except (jinja2.TemplateError, ValueError, TypeError) as err:
-        raise RenderError(Problem(f"templates/{template}", _template_line(err, template), 1,
-                                  "template-render", Severity.ERROR, str(err))) from err
+        raise RenderError(
+            Problem(
+                f"templates/{template}", _template_line(err, template), 1, "template-render", Severity.ERROR, str(err)
+            )
+        ) from err
 
 
 def _template_line(err: BaseException, template: str) -> int:
@@ -161,10 +173,18 @@ def _template_line(err: BaseException, template: str) -> int:
 def render_yaml(template: str, context: dict[str, Any]) -> Any:
     text = render_text(template, context)
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a safe loader
+        return yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as err:
-        raise RenderError(Problem(f"templates/{template}", 0, 0, "template-output", Severity.ERROR,
-                                  f"template produced invalid YAML: {err}")) from err
+        raise RenderError(
+            Problem(
+                f"templates/{template}",
+                0,
+                0,
+                "template-output",
+                Severity.ERROR,
+                f"template produced invalid YAML: {err}",
+            )
+        ) from err
 
 
 def render_json(template: str, context: dict[str, Any]) -> Any:
@@ -172,8 +192,16 @@ def render_json(template: str, context: dict[str, Any]) -> Any:
     try:
         return json.loads(text)
     except ValueError as err:
-        raise RenderError(Problem(f"templates/{template}", err.__dict__.get("lineno", 0), 0, "template-output",
-                                  Severity.ERROR, f"template produced invalid JSON: {err}")) from err
+        raise RenderError(
+            Problem(
+                f"templates/{template}",
+                err.__dict__.get("lineno", 0),
+                0,
+                "template-output",
+                Severity.ERROR,
+                f"template produced invalid JSON: {err}",
+            )
+        ) from err
 
 
 # Which templates each policy kind renders, in order; a template may render nothing.
@@ -222,8 +250,16 @@ def _objects(template: str, context: dict[str, Any]) -> list[dict[str, Any]]:
     if data is None:
         return []
     if not isinstance(data, dict) or not {"apiVersion", "kind", "metadata"} <= data.keys():
-        raise RenderError(Problem(f"templates/{template}", 0, 0, "template-output", Severity.ERROR,
-                                  "template must render one object with apiVersion, kind and metadata"))
+        raise RenderError(
+            Problem(
+                f"templates/{template}",
+                0,
+                0,
+                "template-output",
+                Severity.ERROR,
+                "template must render one object with apiVersion, kind and metadata",
+            )
+        )
     return [data]
 
 
@@ -235,9 +271,13 @@ def render_target(target: Target) -> tuple[TargetRender, list[Problem]]:
             context = ctx.build(policy, target)
             if policy.kind == "Scheduler":
                 context["config_text"] = dump_yaml(render_yaml("scheduler/kubescheduler-config.yaml.j2", context))
-                context["dashboard_json"] = json.dumps(render_json("scheduler/dashboard.json.j2", context), indent=2) + "\n"
+                context["dashboard_json"] = (
+                    json.dumps(render_json("scheduler/dashboard.json.j2", context), indent=2) + "\n"
+                )
             if policy.kind == "Monitoring":
-                context["dashboard_json"] = json.dumps(render_json("monitoring/dashboard.json.j2", context), indent=2) + "\n"
+                context["dashboard_json"] = (
+                    json.dumps(render_json("monitoring/dashboard.json.j2", context), indent=2) + "\n"
+                )
                 for rel, template, comment in ctx.MONITORING_FRAGMENTS:
                     out.fragments.append(Fragment(rel, render_yaml(template, context), policy, comment))
             for template in TEMPLATES[policy.kind]:

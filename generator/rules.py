@@ -12,7 +12,7 @@ from typing import Any
 from generator import context
 from generator.policy import Policy
 from generator.problems import Problem, Severity
-from generator.scheduler_config import KNOWN_OUT_OF_TREE, IN_TREE_PLUGINS, check_config, enabled_plugins
+from generator.scheduler_config import IN_TREE_PLUGINS, KNOWN_OUT_OF_TREE, check_config, enabled_plugins
 from generator.targets import Target
 
 DEFAULT_TIERS = {"prefer-delete": (-100, -1), "default": (0, 0), "medium": (1, 100), "high": (100, 1000)}
@@ -35,33 +35,52 @@ def scheduler_rules(target: Target) -> Iterator[Problem]:
         declared = policy.spec["outOfTreePlugins"]
         for plugin in declared:
             if plugin in IN_TREE_PLUGINS:
-                yield policy.problem(("outOfTreePlugins",), "scheduler-out-of-tree", f"{plugin} is an in-tree plugin",
-                                     severity=Severity.WARNING, hint="list only plugins compiled in beyond the in-tree set")
+                yield policy.problem(
+                    ("outOfTreePlugins",),
+                    "scheduler-out-of-tree",
+                    f"{plugin} is an in-tree plugin",
+                    severity=Severity.WARNING,
+                    hint="list only plugins compiled in beyond the in-tree set",
+                )
         profiles = context.scheduler_profiles(policy)
         values = context.scheduler_values(policy)
         config = {"leaderElection": {"resourceLock": "leases", **values["leaderElection"]}, "profiles": profiles}
         if "profiles" in policy.spec:
             for i, profile in enumerate(profiles):
                 if "schedulerName" not in profile:
-                    yield policy.problem(("profiles", i), "scheduler-profile-name",
-                                         "profile has no schedulerName: kube-scheduler would name it default-scheduler",
-                                         hint=f"set schedulerName (e.g. {policy.name!r})")
+                    yield policy.problem(
+                        ("profiles", i),
+                        "scheduler-profile-name",
+                        "profile has no schedulerName: kube-scheduler would name it default-scheduler",
+                        hint=f"set schedulerName (e.g. {policy.name!r})",
+                    )
                 for plugin in sorted(enabled_plugins(profile)):
                     if plugin in KNOWN_OUT_OF_TREE and plugin not in declared:
-                        yield policy.problem(("profiles", i, "plugins"), "scheduler-out-of-tree",
-                                             f"{plugin} is enabled but not listed in outOfTreePlugins",
-                                             hint=f"add {plugin} to outOfTreePlugins and use an image that registers it")
+                        yield policy.problem(
+                            ("profiles", i, "plugins"),
+                            "scheduler-out-of-tree",
+                            f"{plugin} is enabled but not listed in outOfTreePlugins",
+                            hint=f"add {plugin} to outOfTreePlugins and use an image that registers it",
+                        )
         # The config's keys mirror the policy's spec keys, so findings map straight back.
         for finding in check_config(config, declared):
-            yield policy.problem(finding.path, finding.rule, finding.message, severity=finding.severity, hint=finding.hint)
+            yield policy.problem(
+                finding.path, finding.rule, finding.message, severity=finding.severity, hint=finding.hint
+            )
         metrics = values["metrics"]
         if metrics["ca"]["namespace"] != metrics["scrape"]["namespace"]:
-            yield policy.problem(("metrics", "ca", "namespace"), "metrics-ca-namespace",
-                                 "the CA ConfigMap must live in the ServiceMonitor's namespace; Prometheus Operator looks it up there",
-                                 hint=f"set ca.namespace to {metrics['scrape']['namespace']!r}")
+            yield policy.problem(
+                ("metrics", "ca", "namespace"),
+                "metrics-ca-namespace",
+                "the CA ConfigMap must live in the ServiceMonitor's namespace; Prometheus Operator looks it up there",
+                hint=f"set ca.namespace to {metrics['scrape']['namespace']!r}",
+            )
         if policy.spec["replicas"] > 1 and not policy.spec["leaderElection"]["leaderElect"]:
-            yield policy.problem(("leaderElection", "leaderElect"), "scheduler-leader-election",
-                                 "several replicas without leader election schedule the same Pods concurrently")
+            yield policy.problem(
+                ("leaderElection", "leaderElect"),
+                "scheduler-leader-election",
+                "several replicas without leader election schedule the same Pods concurrently",
+            )
 
 
 def gpu_rules(target: Target) -> Iterator[Problem]:
@@ -71,41 +90,67 @@ def gpu_rules(target: Target) -> Iterator[Problem]:
     for policy in target.of_kind("GpuWorkload"):
         spec = policy.spec
         if spec["schedulerName"] not in profiles:
-            yield policy.problem(("schedulerName",), "gpu-scheduler-name",
-                                 f"no Scheduler profile named {spec['schedulerName']!r} in target {target.name!r}; the Pod would stay Pending",
-                                 hint=f"one of: {', '.join(sorted(profiles))}")
+            yield policy.problem(
+                ("schedulerName",),
+                "gpu-scheduler-name",
+                f"no Scheduler profile named {spec['schedulerName']!r} in target {target.name!r}; the Pod would stay Pending",
+                hint=f"one of: {', '.join(sorted(profiles))}",
+            )
         if spec["workloadKind"] == "Job" and spec["restartPolicy"] == "Always":
-            yield policy.problem(("restartPolicy",), "gpu-restart-policy", "a Job's Pods need restartPolicy Never or OnFailure")
+            yield policy.problem(
+                ("restartPolicy",), "gpu-restart-policy", "a Job's Pods need restartPolicy Never or OnFailure"
+            )
         if context.DELETION_COST_ANNOTATION in spec["podAnnotations"]:
-            yield policy.problem(("podAnnotations", context.DELETION_COST_ANNOTATION), "deletion-cost-not-replicaset",
-                                 f"pod-deletion-cost on a {spec['workloadKind']} is ignored: only the ReplicaSet controller reads it",
-                                 hint="use a ReplicatedService for cost-ordered scale-down", key=True)
+            yield policy.problem(
+                ("podAnnotations", context.DELETION_COST_ANNOTATION),
+                "deletion-cost-not-replicaset",
+                f"pod-deletion-cost on a {spec['workloadKind']} is ignored: only the ReplicaSet controller reads it",
+                hint="use a ReplicatedService for cost-ordered scale-down",
+                key=True,
+            )
         resources = spec["container"]["resources"]
         gpu = spec["gpu"]["resource"]
         for section in ("requests", "limits"):
             if gpu in (resources.get(section) or {}):
-                yield policy.problem(("container", "resources", section, gpu), "gpu-resource-duplicate",
-                                     f"{gpu} comes from gpu.count; do not set it in container.resources", key=True)
+                yield policy.problem(
+                    ("container", "resources", section, gpu),
+                    "gpu-resource-duplicate",
+                    f"{gpu} comes from gpu.count; do not set it in container.resources",
+                    key=True,
+                )
         if "models" not in spec["gpu"] and "minMemoryMiB" not in spec["gpu"]:
-            yield policy.problem(("gpu",), "gpu-no-affinity",
-                                 "no models or minMemoryMiB: the Pod may land on any node with the GPU resource",
-                                 severity=Severity.WARNING, hint="state the verified model and memory labels")
+            yield policy.problem(
+                ("gpu",),
+                "gpu-no-affinity",
+                "no models or minMemoryMiB: the Pod may land on any node with the GPU resource",
+                severity=Severity.WARNING,
+                hint="state the verified model and memory labels",
+            )
 
 
 def cost_rules(target: Target) -> Iterator[Problem]:
     tiers, cap, cost_policy = _tiers(target)
     policies = target.of_kind("DeletionCostPolicy")
     for extra in policies[1:]:
-        yield extra.problem((), "cost-policy-single",
-                            f"target {target.name!r} already uses DeletionCostPolicy {policies[0].name!r}",
-                            hint="keep one per target (use Target selectors to split)")
+        yield extra.problem(
+            (),
+            "cost-policy-single",
+            f"target {target.name!r} already uses DeletionCostPolicy {policies[0].name!r}",
+            hint="keep one per target (use Target selectors to split)",
+        )
     if cost_policy is not None:
         for name, (lo, hi) in tiers.items():
             if lo > hi:
-                yield cost_policy.problem(("tiers", name), "cost-tier-range", f"tier {name!r}: min {lo} is greater than max {hi}")
+                yield cost_policy.problem(
+                    ("tiers", name), "cost-tier-range", f"tier {name!r}: min {lo} is greater than max {hi}"
+                )
             if hi > cap:
-                yield cost_policy.problem(("tiers", name), "cost-cap", f"tier {name!r} reaches {hi}, above the cap {cap}",
-                                          severity=Severity.WARNING)
+                yield cost_policy.problem(
+                    ("tiers", name),
+                    "cost-cap",
+                    f"tier {name!r} reaches {hi}, above the cap {cap}",
+                    severity=Severity.WARNING,
+                )
     for policy in target.of_kind("ReplicatedService"):
         cost = policy.spec["deletionCost"]
         initial, tier = cost["initial"], cost.get("tier")
@@ -113,14 +158,24 @@ def cost_rules(target: Target) -> Iterator[Problem]:
             yield policy.problem(("deletionCost", "initial"), "cost-cap", f"cost {initial} exceeds the cap {cap}")
         if tier is not None:
             if tier not in tiers:
-                yield policy.problem(("deletionCost", "tier"), "cost-tier", f"unknown tier {tier!r}",
-                                     hint=f"one of: {', '.join(sorted(tiers))}")
+                yield policy.problem(
+                    ("deletionCost", "tier"),
+                    "cost-tier",
+                    f"unknown tier {tier!r}",
+                    hint=f"one of: {', '.join(sorted(tiers))}",
+                )
             elif not tiers[tier][0] <= initial <= tiers[tier][1]:
                 lo, hi = tiers[tier]
-                yield policy.problem(("deletionCost", "initial"), "cost-tier", f"cost {initial} is outside tier {tier!r} [{lo}, {hi}]")
+                yield policy.problem(
+                    ("deletionCost", "initial"), "cost-tier", f"cost {initial} is outside tier {tier!r} [{lo}, {hi}]"
+                )
         if context.DELETION_COST_ANNOTATION in policy.spec["podAnnotations"]:
-            yield policy.problem(("podAnnotations", context.DELETION_COST_ANNOTATION), "cost-annotation-duplicate",
-                                 "set the cost with deletionCost.initial, not podAnnotations", key=True)
+            yield policy.problem(
+                ("podAnnotations", context.DELETION_COST_ANNOTATION),
+                "cost-annotation-duplicate",
+                "set the cost with deletionCost.initial, not podAnnotations",
+                key=True,
+            )
 
 
 def autoscaling_rules(target: Target) -> Iterator[Problem]:
@@ -129,16 +184,27 @@ def autoscaling_rules(target: Target) -> Iterator[Problem]:
         if scaling is None:
             continue
         if scaling["minReplicas"] > scaling["maxReplicas"]:
-            yield policy.problem(("autoscaling", "minReplicas"), "hpa-min-max",
-                                 f"minReplicas {scaling['minReplicas']} is greater than maxReplicas {scaling['maxReplicas']}")
+            yield policy.problem(
+                ("autoscaling", "minReplicas"),
+                "hpa-min-max",
+                f"minReplicas {scaling['minReplicas']} is greater than maxReplicas {scaling['maxReplicas']}",
+            )
         if "cpu" not in (policy.spec["resources"].get("requests") or {}):
-            yield policy.problem(("resources",), "hpa-cpu-requests",
-                                 "CPU utilization targets need CPU requests on every container; the HPA cannot compute utilization",
-                                 hint="set resources.requests.cpu")
+            yield policy.problem(
+                ("resources",),
+                "hpa-cpu-requests",
+                "CPU utilization targets need CPU requests on every container; the HPA cannot compute utilization",
+                hint="set resources.requests.cpu",
+            )
         if "replicas" in (policy.doc.data.get("spec") or {}):
-            yield policy.problem(("replicas",), "hpa-replicas-conflict",
-                                 "replicas is ignored with autoscaling: the HPA owns the count, and a GitOps sync that resets it would fight the autoscaler",
-                                 severity=Severity.WARNING, hint="remove replicas", key=True)
+            yield policy.problem(
+                ("replicas",),
+                "hpa-replicas-conflict",
+                "replicas is ignored with autoscaling: the HPA owns the count, and a GitOps sync that resets it would fight the autoscaler",
+                severity=Severity.WARNING,
+                hint="remove replicas",
+                key=True,
+            )
 
 
 def placement_rules(target: Target) -> Iterator[Problem]:
@@ -146,18 +212,31 @@ def placement_rules(target: Target) -> Iterator[Problem]:
     for policy in services:
         for i, rule in enumerate(policy.spec["placement"]["colocateWith"]):
             wanted: dict[str, Any] = rule["matchLabels"]
-            if not any(all(context.pod_labels(s).get(k) == v for k, v in wanted.items()) for s in services if s is not policy):
-                yield policy.problem(("placement", "colocateWith", i, "matchLabels"), "colocate-no-match",
-                                     f"no other ReplicatedService in target {target.name!r} has Pods labelled {wanted}",
-                                     severity=Severity.WARNING, hint="gen labels Pods app: <service name>")
+            if not any(
+                all(context.pod_labels(s).get(k) == v for k, v in wanted.items()) for s in services if s is not policy
+            ):
+                yield policy.problem(
+                    ("placement", "colocateWith", i, "matchLabels"),
+                    "colocate-no-match",
+                    f"no other ReplicatedService in target {target.name!r} has Pods labelled {wanted}",
+                    severity=Severity.WARNING,
+                    hint="gen labels Pods app: <service name>",
+                )
         if policy.spec.get("costWriter") and "POD_UID" not in policy.spec["downwardEnv"]:
-            yield policy.problem(("downwardEnv",), "cost-writer-uid",
-                                 "a cost writer tests the Pod UID before patching; expose POD_UID",
-                                 severity=Severity.WARNING)
+            yield policy.problem(
+                ("downwardEnv",),
+                "cost-writer-uid",
+                "a cost writer tests the Pod UID before patching; expose POD_UID",
+                severity=Severity.WARNING,
+            )
 
 
 RULES: tuple[Callable[[Target], Iterator[Problem]], ...] = (
-    scheduler_rules, gpu_rules, cost_rules, autoscaling_rules, placement_rules,
+    scheduler_rules,
+    gpu_rules,
+    cost_rules,
+    autoscaling_rules,
+    placement_rules,
 )
 
 

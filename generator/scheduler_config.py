@@ -10,11 +10,24 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from generator.semantic import Finding, Path, _err, _warn
 from generator.problems import Severity
+from generator.semantic import Finding, Path, _err, _warn
 
-EXTENSION_POINTS = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
-                    "reserve", "permit", "preBind", "bind", "postBind", "multiPoint")
+EXTENSION_POINTS = (
+    "preEnqueue",
+    "queueSort",
+    "preFilter",
+    "filter",
+    "postFilter",
+    "preScore",
+    "score",
+    "reserve",
+    "permit",
+    "preBind",
+    "bind",
+    "postBind",
+    "multiPoint",
+)
 
 # In-tree plugins of kube-scheduler 1.35 and the extension points each implements.
 IN_TREE_PLUGINS: dict[str, frozenset[str]] = {
@@ -46,10 +59,27 @@ IN_TREE_PLUGINS: dict[str, frozenset[str]] = {
 REMOVED_PLUGINS = frozenset({"AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits"})
 # Out-of-tree plugins gen knows the shape of; others declared by the user may sit anywhere.
 KNOWN_OUT_OF_TREE: dict[str, frozenset[str]] = {"GPUPacking": frozenset({"score"})}
-DEFAULT_MULTIPOINT = ("SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration",
-                      "NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits",
-                      "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources",
-                      "DefaultPreemption", "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder")
+DEFAULT_MULTIPOINT = (
+    "SchedulingGates",
+    "PrioritySort",
+    "NodeUnschedulable",
+    "NodeName",
+    "TaintToleration",
+    "NodeAffinity",
+    "NodePorts",
+    "NodeResourcesFit",
+    "VolumeRestrictions",
+    "NodeVolumeLimits",
+    "VolumeBinding",
+    "VolumeZone",
+    "PodTopologySpread",
+    "InterPodAffinity",
+    "DynamicResources",
+    "DefaultPreemption",
+    "NodeResourcesBalancedAllocation",
+    "ImageLocality",
+    "DefaultBinder",
+)
 JITTER_FACTOR = 1.2
 
 _DURATION_PART = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|ms|s|m|h)")
@@ -105,8 +135,9 @@ def check_config(cfg: dict[str, Any], declared: Iterable[str] = (), base: Path =
     known.update(KNOWN_OUT_OF_TREE)
     extra = frozenset(declared) - known.keys()
     yield from _check_top(cfg, base)
-    yield from _check_leader_election(cfg.get("leaderElection") or {}, (*base, "leaderElection"),
-                                      secondary=_is_secondary(cfg))
+    yield from _check_leader_election(
+        cfg.get("leaderElection") or {}, (*base, "leaderElection"), secondary=_is_secondary(cfg)
+    )
     profiles = cfg.get("profiles") or []
     seen: dict[str, int] = {}
     for i, profile in enumerate(profiles):
@@ -115,11 +146,19 @@ def check_config(cfg: dict[str, Any], declared: Iterable[str] = (), base: Path =
         ppath = (*base, "profiles", i)
         name = profile.get("schedulerName")
         if name is None and len(profiles) > 1:
-            yield _err((*ppath, "schedulerName"), "scheduler-profile-name", "Required value: every profile needs a schedulerName when there are several")
+            yield _err(
+                (*ppath, "schedulerName"),
+                "scheduler-profile-name",
+                "Required value: every profile needs a schedulerName when there are several",
+            )
         elif name == "":
-            yield _err((*ppath, "schedulerName"), "scheduler-profile-name", "Required value: schedulerName may not be empty")
+            yield _err(
+                (*ppath, "schedulerName"), "scheduler-profile-name", "Required value: schedulerName may not be empty"
+            )
         elif name is not None and name in seen:
-            yield _err((*ppath, "schedulerName"), "scheduler-profile-name", f"Duplicate value: {name!r} (profile {seen[name]})")
+            yield _err(
+                (*ppath, "schedulerName"), "scheduler-profile-name", f"Duplicate value: {name!r} (profile {seen[name]})"
+            )
         if isinstance(name, str):
             seen.setdefault(name, i)
         pct = profile.get("percentageOfNodesToScore")
@@ -133,7 +172,9 @@ def check_config(cfg: dict[str, Any], declared: Iterable[str] = (), base: Path =
 
 def _is_secondary(cfg: dict[str, Any]) -> bool:
     profiles = cfg.get("profiles") or []
-    return bool(profiles) and all(isinstance(p, dict) and p.get("schedulerName", "default-scheduler") != "default-scheduler" for p in profiles)
+    return bool(profiles) and all(
+        isinstance(p, dict) and p.get("schedulerName", "default-scheduler") != "default-scheduler" for p in profiles
+    )
 
 
 def _check_top(cfg: dict[str, Any], base: Path) -> Iterator[Finding]:
@@ -148,7 +189,11 @@ def _check_top(cfg: dict[str, Any], base: Path) -> Iterator[Finding]:
         yield _err((*base, "podInitialBackoffSeconds"), "scheduler-config", "must be greater than 0")
     maximum = cfg.get("podMaxBackoffSeconds")
     if maximum is not None and maximum < (initial if initial is not None else 1):
-        yield _err((*base, "podMaxBackoffSeconds"), "scheduler-config", "must be greater than or equal to PodInitialBackoffSeconds")
+        yield _err(
+            (*base, "podMaxBackoffSeconds"),
+            "scheduler-config",
+            "must be greater than or equal to PodInitialBackoffSeconds",
+        )
     burst = (cfg.get("clientConnection") or {}).get("burst")
     if isinstance(burst, int) and burst < 0:
         yield _err((*base, "clientConnection", "burst"), "scheduler-config", "must be non-negative")
@@ -173,22 +218,34 @@ def _check_leader_election(le: dict[str, Any], path: Path, secondary: bool) -> I
     if durations["leaseDuration"] <= durations["renewDeadline"]:
         yield _err((*path, "leaseDuration"), "scheduler-leader-election", "must be greater than `RenewDeadline`")
     if durations["renewDeadline"] <= durations["retryPeriod"] * JITTER_FACTOR:
-        yield _err((*path, "renewDeadline"), "scheduler-leader-election",
-                   "renewDeadline must be greater than retryPeriod*JitterFactor (1.2): the scheduler exits at startup",
-                   "client-go's leader elector enforces this, not config validation")
+        yield _err(
+            (*path, "renewDeadline"),
+            "scheduler-leader-election",
+            "renewDeadline must be greater than retryPeriod*JitterFactor (1.2): the scheduler exits at startup",
+            "client-go's leader elector enforces this, not config validation",
+        )
     lock = le.get("resourceLock", "leases")
     if lock != "leases":
         yield _err((*path, "resourceLock"), "scheduler-leader-election", 'resourceLock value must be "leases"')
     for key in ("resourceName", "resourceNamespace"):
         if key in le and not le[key]:
             yield _err((*path, key), "scheduler-leader-election", f"{key} is required")
-    if secondary and le.get("resourceName", "kube-scheduler") == "kube-scheduler" and le.get("resourceNamespace", "kube-system") == "kube-system":
-        yield _warn(path, "scheduler-lease-shared",
-                    "a secondary scheduler on the default lease kube-system/kube-scheduler competes with the main scheduler",
-                    "set resourceName/resourceNamespace to the scheduler's own")
+    if (
+        secondary
+        and le.get("resourceName", "kube-scheduler") == "kube-scheduler"
+        and le.get("resourceNamespace", "kube-system") == "kube-system"
+    ):
+        yield _warn(
+            path,
+            "scheduler-lease-shared",
+            "a secondary scheduler on the default lease kube-system/kube-scheduler competes with the main scheduler",
+            "set resourceName/resourceNamespace to the scheduler's own",
+        )
 
 
-def _check_plugins(profile: dict[str, Any], ppath: Path, known: dict[str, frozenset[str]], extra: frozenset[str]) -> Iterator[Finding]:
+def _check_plugins(
+    profile: dict[str, Any], ppath: Path, known: dict[str, frozenset[str]], extra: frozenset[str]
+) -> Iterator[Finding]:
     for point in EXTENSION_POINTS:
         for which in ("enabled", "disabled"):
             seen: set[str] = set()
@@ -196,36 +253,68 @@ def _check_plugins(profile: dict[str, Any], ppath: Path, known: dict[str, frozen
                 where = (*ppath, "plugins", point, which, j)
                 name = str(plugin.get("name", ""))
                 if name in REMOVED_PLUGINS:
-                    yield _err((*where, "name"), "scheduler-plugin-name", f'plugin {name!r} was invalid in version "kubescheduler.config.k8s.io/v1" (removed)')
+                    yield _err(
+                        (*where, "name"),
+                        "scheduler-plugin-name",
+                        f'plugin {name!r} was invalid in version "kubescheduler.config.k8s.io/v1" (removed)',
+                    )
                     continue
                 if which == "disabled":
                     continue
                 if name not in known and name not in extra:
-                    yield _err((*where, "name"), "scheduler-plugin-name", f'{point[0].upper()}{point[1:]}Plugin "{name}" does not exist',
-                               "declare plugins compiled into the image (Scheduler.outOfTreePlugins or --plugin)")
+                    yield _err(
+                        (*where, "name"),
+                        "scheduler-plugin-name",
+                        f'{point[0].upper()}{point[1:]}Plugin "{name}" does not exist',
+                        "declare plugins compiled into the image (Scheduler.outOfTreePlugins or --plugin)",
+                    )
                     continue
                 points = known.get(name)
                 if point != "multiPoint" and points is not None and point not in points:
-                    yield _err((*where, "name"), "scheduler-plugin-point", f'plugin "{name}" does not extend {point[0].upper()}{point[1:]}Plugin')
+                    yield _err(
+                        (*where, "name"),
+                        "scheduler-plugin-point",
+                        f'plugin "{name}" does not extend {point[0].upper()}{point[1:]}Plugin',
+                    )
                 if name in seen:
-                    yield _err((*where, "name"), "scheduler-plugin-duplicate", f'plugin "{name}" already registered as "{point}"')
+                    yield _err(
+                        (*where, "name"),
+                        "scheduler-plugin-duplicate",
+                        f'plugin "{name}" already registered as "{point}"',
+                    )
                 seen.add(name)
                 weight = plugin.get("weight")
                 if weight is not None and point in ("score", "multiPoint"):
                     if weight < 0:
-                        yield _err((*where, "weight"), "scheduler-plugin-weight", f"negative weight {weight} inverts the plugin's preference")
+                        yield _err(
+                            (*where, "weight"),
+                            "scheduler-plugin-weight",
+                            f"negative weight {weight} inverts the plugin's preference",
+                        )
                     elif weight == 0:
-                        yield _warn((*where, "weight"), "scheduler-plugin-weight", "weight 0 is treated as 1 by kube-scheduler", "omit it or use 1..")
+                        yield _warn(
+                            (*where, "weight"),
+                            "scheduler-plugin-weight",
+                            "weight 0 is treated as 1 by kube-scheduler",
+                            "omit it or use 1..",
+                        )
     names = enabled_plugins(profile)
     if "GPUPacking" in names:
         if not fit_enabled(profile):
-            yield _err((*ppath, "plugins"), "gpu-packing-needs-fit",
-                       "GPUPacking is enabled but NodeResourcesFit is disabled: a score of 0 never excludes a node, so nodes without free GPUs stay feasible",
-                       "keep NodeResourcesFit enabled")
+            yield _err(
+                (*ppath, "plugins"),
+                "gpu-packing-needs-fit",
+                "GPUPacking is enabled but NodeResourcesFit is disabled: a score of 0 never excludes a node, so nodes without free GPUs stay feasible",
+                "keep NodeResourcesFit enabled",
+            )
         if not _fit_scoring_overridden(profile):
-            yield Finding((*ppath, "plugins"), "gpu-packing-least-allocated", Severity.INFO,
-                          "NodeResourcesFit scores with LeastAllocated by default, which spreads Pods and works against GPU packing",
-                          "consider NodeResourcesFit args scoringStrategy MostAllocated including nvidia.com/gpu")
+            yield Finding(
+                (*ppath, "plugins"),
+                "gpu-packing-least-allocated",
+                Severity.INFO,
+                "NodeResourcesFit scores with LeastAllocated by default, which spreads Pods and works against GPU packing",
+                "consider NodeResourcesFit args scoringStrategy MostAllocated including nvidia.com/gpu",
+            )
 
 
 def _fit_scoring_overridden(profile: dict[str, Any]) -> bool:
@@ -242,16 +331,24 @@ def _check_plugin_config(profile: dict[str, Any], ppath: Path) -> Iterator[Findi
         where = (*ppath, "pluginConfig", j)
         name = cfg.get("name")
         if name in REMOVED_PLUGINS:
-            yield _err((*where, "name"), "scheduler-plugin-name", f'plugin {name!r} was invalid in version "kubescheduler.config.k8s.io/v1" (removed)')
+            yield _err(
+                (*where, "name"),
+                "scheduler-plugin-name",
+                f'plugin {name!r} was invalid in version "kubescheduler.config.k8s.io/v1" (removed)',
+            )
         if name in seen:
-            yield _err((*where, "name"), "scheduler-plugin-config", f"Duplicate value: repeated config for plugin {name}")
+            yield _err(
+                (*where, "name"), "scheduler-plugin-config", f"Duplicate value: repeated config for plugin {name}"
+            )
         seen.add(name)
         args = cfg.get("args") or {}
         if not isinstance(args, dict):
             continue
         kind = args.get("kind")
         if name in IN_TREE_PLUGINS and kind is not None and kind != f"{name}Args":
-            yield _err((*where, "args", "kind"), "scheduler-plugin-args", f"args for plugin {name} were not of type {name}Args")
+            yield _err(
+                (*where, "args", "kind"), "scheduler-plugin-args", f"args for plugin {name} were not of type {name}Args"
+            )
         yield from _check_args(str(name), args, (*where, "args"))
 
 
@@ -265,18 +362,34 @@ def _check_args(name: str, args: dict[str, Any], path: Path) -> Iterator[Finding
             for k, res in enumerate(strategy.get("resources") or []):
                 w = res.get("weight", 1) or 1
                 if not 0 < w <= 100:
-                    yield _err((*path, "scoringStrategy", "resources", k, "weight"), "scheduler-plugin-args", f"resource weight of {w} not in valid range (0, 100]")
+                    yield _err(
+                        (*path, "scoringStrategy", "resources", k, "weight"),
+                        "scheduler-plugin-args",
+                        f"resource weight of {w} not in valid range (0, 100]",
+                    )
             has_ratio = "requestedToCapacityRatio" in strategy
             if (stype == "RequestedToCapacityRatio") != has_ratio:
-                yield _err((*path, "scoringStrategy"), "scheduler-plugin-args", "requestedToCapacityRatio is required for, and only allowed with, type RequestedToCapacityRatio")
+                yield _err(
+                    (*path, "scoringStrategy"),
+                    "scheduler-plugin-args",
+                    "requestedToCapacityRatio is required for, and only allowed with, type RequestedToCapacityRatio",
+                )
             shape = (strategy.get("requestedToCapacityRatio") or {}).get("shape") or []
             last = -1
             for k, point in enumerate(shape):
                 u, s = point.get("utilization", 0), point.get("score", 0)
                 if not 0 <= u <= 100 or u <= last:
-                    yield _err((*path, "scoringStrategy", "requestedToCapacityRatio", "shape", k), "scheduler-plugin-args", "utilization values must be sorted in increasing order within [0, 100]")
+                    yield _err(
+                        (*path, "scoringStrategy", "requestedToCapacityRatio", "shape", k),
+                        "scheduler-plugin-args",
+                        "utilization values must be sorted in increasing order within [0, 100]",
+                    )
                 if not 0 <= s <= 10:
-                    yield _err((*path, "scoringStrategy", "requestedToCapacityRatio", "shape", k, "score"), "scheduler-plugin-args", "score not in valid range [0, 10]")
+                    yield _err(
+                        (*path, "scoringStrategy", "requestedToCapacityRatio", "shape", k, "score"),
+                        "scheduler-plugin-args",
+                        "score not in valid range [0, 10]",
+                    )
                 last = u
     elif name == "InterPodAffinity":
         w = args.get("hardPodAffinityWeight")
@@ -289,7 +402,11 @@ def _check_args(name: str, args: dict[str, Any], path: Path) -> Iterator[Finding
         if absolute < 0:
             yield _err((*path, "minCandidateNodesAbsolute"), "scheduler-plugin-args", "not in valid range [0, inf)")
         if pct == 0 and absolute == 0:
-            yield _err(path, "scheduler-plugin-args", "minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero")
+            yield _err(
+                path,
+                "scheduler-plugin-args",
+                "minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero",
+            )
     elif name == "NodeResourcesBalancedAllocation":
         for k, res in enumerate(args.get("resources") or []):
             if (res.get("weight", 1) or 1) != 1:
@@ -301,10 +418,18 @@ def _check_queue_sort(profiles: list[Any], base: Path) -> Iterator[Finding]:
         return
     first = ((profiles[0].get("plugins") or {}).get("queueSort")) or {}
     if len(first.get("enabled") or []) > 1:
-        yield _err((*base, "profiles", 0, "plugins", "queueSort"), "scheduler-queue-sort", "only one queue sort plugin can be enabled")
+        yield _err(
+            (*base, "profiles", 0, "plugins", "queueSort"),
+            "scheduler-queue-sort",
+            "only one queue sort plugin can be enabled",
+        )
     for i, profile in enumerate(profiles[1:], start=1):
         if isinstance(profile, dict) and (((profile.get("plugins") or {}).get("queueSort")) or {}) != first:
-            yield _err((*base, "profiles", i, "plugins", "queueSort"), "scheduler-queue-sort", "queueSort must be the same for all profiles")
+            yield _err(
+                (*base, "profiles", i, "plugins", "queueSort"),
+                "scheduler-queue-sort",
+                "queueSort must be the same for all profiles",
+            )
 
 
 def _check_extenders(extenders: list[Any], path: Path) -> Iterator[Finding]:

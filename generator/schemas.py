@@ -71,7 +71,7 @@ def validator(name: str) -> jsonschema.protocols.Validator:
     """A compiled validator for one schema file, built once per process."""
     schema = _read(name)
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    return cls(schema, registry=_registry(), format_checker=None)  # type: ignore[no-any-return]
+    return cls(schema, registry=_registry(), format_checker=None)
 
 
 def policy_validator(kind: str) -> jsonschema.protocols.Validator:

@@ -70,8 +70,11 @@ def check_metadata(obj: dict[str, Any], path: Path = ("metadata",), kind: str | 
             yield _err((*path, "annotations", key), "k8s-annotation", f"annotation key {key!r}: {err}")
         total += len(str(key)) + len(str(value))
     if total > ANNOTATIONS_MAX_BYTES:
-        yield _err((*path, "annotations"), "k8s-annotation-size",
-                   f"annotations total {total} bytes; kube-apiserver allows {ANNOTATIONS_MAX_BYTES}")
+        yield _err(
+            (*path, "annotations"),
+            "k8s-annotation-size",
+            f"annotations total {total} bytes; kube-apiserver allows {ANNOTATIONS_MAX_BYTES}",
+        )
 
 
 def _get(obj: Any, path: Path) -> Any:
@@ -106,15 +109,23 @@ def check_pod_template_annotations(meta: Any, path: Path, owner: str) -> Iterato
     value = meta["annotations"][DELETION_COST]
     where = (*path, "annotations", DELETION_COST)
     if not isinstance(value, str) or parse_deletion_cost(value) is None:
-        yield _err(where, "k8s-deletion-cost", f"pod-deletion-cost {value!r} must be a 32bit integer",
-                   "a base-10 signed int32 with no sign '+', no leading zeros, no spaces")
+        yield _err(
+            where,
+            "k8s-deletion-cost",
+            f"pod-deletion-cost {value!r} must be a 32bit integer",
+            "a base-10 signed int32 with no sign '+', no leading zeros, no spaces",
+        )
     if owner not in ("Deployment", "ReplicaSet"):
-        yield _err(where, "deletion-cost-not-replicaset",
-                   f"pod-deletion-cost on a {owner}'s Pods is ignored: only the ReplicaSet controller reads it",
-                   "use a Deployment (ReplicatedService) or drop the annotation")
+        yield _err(
+            where,
+            "deletion-cost-not-replicaset",
+            f"pod-deletion-cost on a {owner}'s Pods is ignored: only the ReplicaSet controller reads it",
+            "use a Deployment (ReplicatedService) or drop the annotation",
+        )
 
 
 # ---- pod spec ----------------------------------------------------------------------------
+
 
 def _resource_name_error(name: str) -> str | None:
     """validateContainerResourceName: standard names, or a valid extended resource name."""
@@ -161,15 +172,24 @@ def check_resources(res: Any, path: Path) -> Iterator[Finding]:
     for name, req in requests.items():
         if _is_extended(name) or name.startswith("hugepages-"):
             if name not in limits:
-                yield _err((*path, "requests", name), "k8s-extended-resource-limit",
-                           f"Limit must be set for non overcommitable resources ({name})",
-                           "set limits equal to requests (or only limits: requests default to them)")
+                yield _err(
+                    (*path, "requests", name),
+                    "k8s-extended-resource-limit",
+                    f"Limit must be set for non overcommitable resources ({name})",
+                    "set limits equal to requests (or only limits: requests default to them)",
+                )
             elif limits[name] != req:
-                yield _err((*path, "requests", name), "k8s-extended-resource-limit",
-                           f"must be equal to {name} limit of {limits[name]}")
+                yield _err(
+                    (*path, "requests", name),
+                    "k8s-extended-resource-limit",
+                    f"must be equal to {name} limit of {limits[name]}",
+                )
         elif name in limits and req > limits[name]:
-            yield _err((*path, "requests", name), "k8s-request-over-limit",
-                       f"{name} request must be less than or equal to {name} limit of {limits[name]}")
+            yield _err(
+                (*path, "requests", name),
+                "k8s-request-over-limit",
+                f"{name} request must be less than or equal to {name} limit of {limits[name]}",
+            )
 
 
 _NODE_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"})
@@ -187,16 +207,22 @@ def check_node_selector_requirement(expr: Any, path: Path, required: bool) -> It
     if op in ("In", "NotIn") and not values:
         yield _err((*path, "values"), "k8s-node-selector", "must be specified when `operator` is 'In' or 'NotIn'")
     if op in ("Exists", "DoesNotExist") and values:
-        yield _err((*path, "values"), "k8s-node-selector", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
+        yield _err(
+            (*path, "values"), "k8s-node-selector", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+        )
     if op in ("Gt", "Lt"):
         if len(values) != 1:
-            yield _err((*path, "values"), "k8s-node-selector",
-                       "must be specified single value when `operator` is 'Lt' or 'Gt'")
+            yield _err(
+                (*path, "values"), "k8s-node-selector", "must be specified single value when `operator` is 'Lt' or 'Gt'"
+            )
         elif not re.fullmatch(r"[+-]?[0-9]+", str(values[0])) or not -(2**63) <= int(values[0]) < 2**63:
-            yield _warn((*path, "values", 0), "k8s-node-selector-integer",
-                        f"Gt/Lt value {values[0]!r} is not an integer: kube-apiserver accepts it, "
-                        "but the scheduler cannot parse it and the term never matches",
-                        "use an integer such as '40959'")
+            yield _warn(
+                (*path, "values", 0),
+                "k8s-node-selector-integer",
+                f"Gt/Lt value {values[0]!r} is not an integer: kube-apiserver accepts it, "
+                "but the scheduler cannot parse it and the term never matches",
+                "use an integer such as '40959'",
+            )
     if required:
         for i, value in enumerate(values):
             if isinstance(value, str) and (err := names.label_value(value)):
@@ -233,8 +259,11 @@ def check_affinity(affinity: Any, path: Path) -> Iterator[Finding]:
         for p, pref in enumerate(block.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
             w = pref.get("weight")
             if not isinstance(w, int) or not 1 <= w <= 100:
-                yield _err((*path, kind, "preferredDuringSchedulingIgnoredDuringExecution", p, "weight"),
-                           "k8s-affinity-weight", "must be in the range 1-100")
+                yield _err(
+                    (*path, kind, "preferredDuringSchedulingIgnoredDuringExecution", p, "weight"),
+                    "k8s-affinity-weight",
+                    "must be in the range 1-100",
+                )
 
 
 def check_pod_spec(spec: Any, path: Path, owner: str) -> Iterator[Finding]:
@@ -290,9 +319,12 @@ def _selector_matches(selector: Any, labels: dict[str, str]) -> bool:
     for expr in selector.get("matchExpressions") or []:
         key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
         present = key in labels
-        if (op == "In" and (not present or labels[key] not in values)) or (
-            op == "NotIn" and present and labels[key] in values) or (
-            op == "Exists" and not present) or (op == "DoesNotExist" and present):
+        if (
+            (op == "In" and (not present or labels[key] not in values))
+            or (op == "NotIn" and present and labels[key] in values)
+            or (op == "Exists" and not present)
+            or (op == "DoesNotExist" and present)
+        ):
             return False
     return True
 
@@ -301,9 +333,12 @@ def check_workload(obj: dict[str, Any]) -> Iterator[Finding]:
     kind = obj.get("kind")
     meta_annotations = (obj.get("metadata") or {}).get("annotations") or {}
     if kind != "Pod" and DELETION_COST in meta_annotations:
-        yield _warn(("metadata", "annotations", DELETION_COST), "deletion-cost-on-owner",
-                    f"pod-deletion-cost on the {kind}'s own metadata has no effect",
-                    "put it in spec.template.metadata.annotations")
+        yield _warn(
+            ("metadata", "annotations", DELETION_COST),
+            "deletion-cost-on-owner",
+            f"pod-deletion-cost on the {kind}'s own metadata has no effect",
+            "put it in spec.template.metadata.annotations",
+        )
     if kind == "Pod":
         yield from check_pod_template_annotations(obj.get("metadata"), ("metadata",), "Pod")
         yield from check_pod_spec(obj.get("spec"), ("spec",), "Pod")
@@ -337,23 +372,36 @@ def _check_deployment(spec: dict[str, Any]) -> Iterator[Finding]:
         yield _err(("spec", "replicas"), "k8s-deployment", "must be greater than or equal to 0")
     strategy = spec.get("strategy") or {}
     if strategy.get("type") == "Recreate" and "rollingUpdate" in strategy:
-        yield _err(("spec", "strategy", "rollingUpdate"), "k8s-deployment", "may not be specified when strategy `type` is 'Recreate'")
+        yield _err(
+            ("spec", "strategy", "rollingUpdate"),
+            "k8s-deployment",
+            "may not be specified when strategy `type` is 'Recreate'",
+        )
     ru = strategy.get("rollingUpdate") or {}
     values = {}
     for key in ("maxUnavailable", "maxSurge"):
         if key in ru:
             raw = ru[key]
             if isinstance(raw, str) and not re.fullmatch(r"[0-9]+%", raw):
-                yield _err(("spec", "strategy", "rollingUpdate", key), "k8s-deployment", f"{raw!r} must be an integer or a percentage")
+                yield _err(
+                    ("spec", "strategy", "rollingUpdate", key),
+                    "k8s-deployment",
+                    f"{raw!r} must be an integer or a percentage",
+                )
             values[key] = int(raw.rstrip("%")) if isinstance(raw, str) and raw.rstrip("%").isdigit() else raw
     if values.get("maxUnavailable") == 0 and values.get("maxSurge") == 0:
-        yield _err(("spec", "strategy", "rollingUpdate", "maxUnavailable"), "k8s-deployment", "may not be 0 when `maxSurge` is 0")
+        yield _err(
+            ("spec", "strategy", "rollingUpdate", "maxUnavailable"),
+            "k8s-deployment",
+            "may not be 0 when `maxSurge` is 0",
+        )
     mrs, pds = spec.get("minReadySeconds", 0), spec.get("progressDeadlineSeconds")
     if isinstance(pds, int) and isinstance(mrs, int) and pds <= mrs:
         yield _err(("spec", "progressDeadlineSeconds"), "k8s-deployment", "must be greater than minReadySeconds")
 
 
 # ---- HPA ---------------------------------------------------------------------------------
+
 
 def check_hpa(obj: dict[str, Any]) -> Iterator[Finding]:
     spec = obj.get("spec") or {}
@@ -364,8 +412,13 @@ def check_hpa(obj: dict[str, Any]) -> Iterator[Finding]:
         yield _err(("spec", "maxReplicas"), "k8s-hpa", "must be greater than or equal to `minReplicas`")
     for m, metric in enumerate(spec.get("metrics") or []):
         mpath: Path = ("spec", "metrics", m)
-        source = {"Resource": "resource", "ContainerResource": "containerResource", "Pods": "pods",
-                  "Object": "object", "External": "external"}.get(metric.get("type"))
+        source = {
+            "Resource": "resource",
+            "ContainerResource": "containerResource",
+            "Pods": "pods",
+            "Object": "object",
+            "External": "external",
+        }.get(metric.get("type"))
         if source is None:
             yield _err((*mpath, "type"), "k8s-hpa", "must be Object, Pods, Resource, ContainerResource or External")
             continue
@@ -376,12 +429,20 @@ def check_hpa(obj: dict[str, Any]) -> Iterator[Finding]:
             yield _err(mpath, "k8s-hpa", "must populate the given metric source only")
         target = (metric.get(source) or {}).get("target") or {}
         if target.get("type") not in ("Utilization", "Value", "AverageValue"):
-            yield _err((*mpath, source, "target", "type"), "k8s-hpa", "must be either Utilization, Value, or AverageValue")
+            yield _err(
+                (*mpath, source, "target", "type"), "k8s-hpa", "must be either Utilization, Value, or AverageValue"
+            )
         util = target.get("averageUtilization")
         if util is not None and (not isinstance(util, int) or util < 1):
             yield _err((*mpath, source, "target", "averageUtilization"), "k8s-hpa", "must be greater than 0")
-        if source in ("resource", "containerResource") and ("averageUtilization" in target) == ("averageValue" in target):
-            yield _err((*mpath, source, "target"), "k8s-hpa", "must set either a target raw value or a target utilization, not both")
+        if source in ("resource", "containerResource") and ("averageUtilization" in target) == (
+            "averageValue" in target
+        ):
+            yield _err(
+                (*mpath, source, "target"),
+                "k8s-hpa",
+                "must set either a target raw value or a target utilization, not both",
+            )
     behavior = spec.get("behavior") or {}
     for direction in ("scaleUp", "scaleDown"):
         rules = behavior.get(direction)

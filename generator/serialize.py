@@ -56,7 +56,7 @@ def canonical(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def dump_yaml(obj: Any) -> str:
-    return yaml.dump(  # type: ignore[no-any-return]
+    return yaml.dump(
         obj,
         Dumper=_Dumper,
         sort_keys=False,

@@ -55,15 +55,16 @@ def resolve_targets(policies: list[Policy], only: tuple[str, ...] = ()) -> tuple
             gitops=spec.get("gitops", {}),
             policy=tp,
         )
-        target.policies = [
-            p for p in others if all(p.labels.get(k) == v for k, v in target.match_labels.items())
-        ]
+        target.policies = [p for p in others if all(p.labels.get(k) == v for k, v in target.match_labels.items())]
         clash = _dir_clash(target.output_dir, {GITOPS_DIR: tp, **dirs})
         if clash is not None:
             problems.append(
-                tp.problem(("outputDir",), "target-output-dir",
-                           f"outputDir {target.output_dir!r} overlaps target {clash.name!r}",
-                           hint="give every target its own directory")
+                tp.problem(
+                    ("outputDir",),
+                    "target-output-dir",
+                    f"outputDir {target.output_dir!r} overlaps target {clash.name!r}",
+                    hint="give every target its own directory",
+                )
             )
         dirs[target.output_dir] = tp
         targets.append(target)

@@ -37,6 +37,7 @@ def _k8s_schema_root() -> FsPath:
 @cache
 def schema_version(version: str) -> str:
     """The newest kubernetes-validate schema set not newer than version ("1.35" -> "1.35.0")."""
+
     def key(v: str) -> tuple[int, ...]:
         return tuple(int(x) for x in v.split("."))
 
@@ -49,9 +50,7 @@ def schema_version(version: str) -> str:
         raise GeneratorError(f"invalid Kubernetes version {version!r}") from err
     usable = [v for v in available if key(v)[:2] <= wanted]
     if not usable or wanted > key(available[-1])[:2]:
-        raise GeneratorError(
-            f"Kubernetes {version} is not supported; schemas exist for {', '.join(available)}"
-        )
+        raise GeneratorError(f"Kubernetes {version} is not supported; schemas exist for {', '.join(available)}")
     return usable[-1]
 
 
@@ -111,8 +110,12 @@ class ManifestValidator:
         else:
             validator = k8s_validator(self.version, api, kind)
             if validator is None:
-                yield Finding(("kind",), "k8s-unknown-kind", Severity.WARNING,
-                              f"no schema for {kind} {api} in Kubernetes {self.version}; not validated")
+                yield Finding(
+                    ("kind",),
+                    "k8s-unknown-kind",
+                    Severity.WARNING,
+                    f"no schema for {kind} {api} in Kubernetes {self.version}; not validated",
+                )
                 found = []
             else:
                 found = list(_schema_findings(validator, obj))
@@ -132,8 +135,13 @@ class ManifestValidator:
         if kind == "PrometheusRule":
             yield from _check_prometheus_rule(obj)
         if kind == "Secret" and (obj.get("data") or obj.get("stringData")):
-            yield Finding(("data",), "secret-material", Severity.ERROR, "manifests must not carry Secret data",
-                          "provision Secrets with a secret manager and reference them by name")
+            yield Finding(
+                ("data",),
+                "secret-material",
+                Severity.ERROR,
+                "manifests must not carry Secret data",
+                "provision Secrets with a secret manager and reference them by name",
+            )
         yield from _check_insecure_tls(obj)
         yield from _check_size(obj, kind)
 
@@ -149,15 +157,19 @@ class ManifestValidator:
     def _embedded_scheduler_config(self, key: str, text: str) -> Iterator[Finding]:
         base: Path = ("data", key)
         try:
-            cfg = yaml.load(text, Loader=_Loader)  # noqa: S506 - a safe loader
+            cfg = yaml.load(text, Loader=_Loader)
         except yaml.YAMLError as err:
             yield Finding(base, "scheduler-config", Severity.ERROR, f"embedded scheduler config is not YAML: {err}")
             return
         if not isinstance(cfg, dict) or cfg.get("kind") != "KubeSchedulerConfiguration":
             return
-        validator = schemas.validator(schemas.MANIFEST_SCHEMA_FILES[("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration")])
-        found = [Finding(base, f.rule, f.severity, f"{_json_path(f.path)}: {f.message}", f.hint)
-                 for f in _schema_findings(validator, cfg)]
+        validator = schemas.validator(
+            schemas.MANIFEST_SCHEMA_FILES[("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration")]
+        )
+        found = [
+            Finding(base, f.rule, f.severity, f"{_json_path(f.path)}: {f.message}", f.hint)
+            for f in _schema_findings(validator, cfg)
+        ]
         yield from found
         if not found:
             for f in check_config(cfg, self.plugins):
@@ -191,8 +203,12 @@ def _check_prometheus_rule(obj: dict[str, Any]) -> Iterator[Finding]:
         for r, rule in enumerate(group.get("rules") or []):
             expr = rule.get("expr")
             if isinstance(expr, str) and (err := promql_error(expr)):
-                yield Finding(("spec", "groups", g, "rules", r, "expr"), "promql-parse", Severity.ERROR,
-                              f"PromQL does not parse: {err}")
+                yield Finding(
+                    ("spec", "groups", g, "rules", r, "expr"),
+                    "promql-parse",
+                    Severity.ERROR,
+                    f"PromQL does not parse: {err}",
+                )
 
 
 def _check_dashboard(key: str, text: str) -> Iterator[Finding]:
@@ -204,17 +220,26 @@ def _check_dashboard(key: str, text: str) -> Iterator[Finding]:
     for panel in dashboard.get("panels") or []:
         for target in panel.get("targets") or []:
             expr = target.get("expr")
-            if isinstance(expr, str) and (err := promql_error(expr)):
-                yield Finding(("data", key), "promql-parse", Severity.ERROR,
-                              f"panel {panel.get('title')!r}: PromQL does not parse: {err}")
+            if isinstance(expr, str) and (problem := promql_error(expr)):
+                yield Finding(
+                    ("data", key),
+                    "promql-parse",
+                    Severity.ERROR,
+                    f"panel {panel.get('title')!r}: PromQL does not parse: {problem}",
+                )
 
 
 def _check_insecure_tls(obj: Any, path: Path = ()) -> Iterator[Finding]:
     if isinstance(obj, dict):
         for key, value in obj.items():
             if key == "insecureSkipVerify" and value is True:
-                yield Finding((*path, key), "insecure-tls", Severity.ERROR, "insecureSkipVerify disables certificate checks",
-                              "reference the CA instead")
+                yield Finding(
+                    (*path, key),
+                    "insecure-tls",
+                    Severity.ERROR,
+                    "insecureSkipVerify disables certificate checks",
+                    "reference the CA instead",
+                )
             else:
                 yield from _check_insecure_tls(value, (*path, key))
     elif isinstance(obj, list):
@@ -227,9 +252,17 @@ def _check_size(obj: dict[str, Any], kind: str) -> Iterator[Finding]:
     if kind == "ConfigMap":
         data = sum(len(str(k)) + len(str(v).encode("utf-8")) for k, v in (obj.get("data") or {}).items())
         if data > CONFIGMAP_LIMIT:
-            yield Finding(("data",), "size-configmap", Severity.ERROR,
-                          f"ConfigMap data is {data} bytes; Kubernetes allows at most {CONFIGMAP_LIMIT}")
+            yield Finding(
+                ("data",),
+                "size-configmap",
+                Severity.ERROR,
+                f"ConfigMap data is {data} bytes; Kubernetes allows at most {CONFIGMAP_LIMIT}",
+            )
     if size > LAST_APPLIED_LIMIT:
-        yield Finding((), "size-last-applied", Severity.WARNING,
-                      f"object is {size} bytes: client-side apply's last-applied annotation allows {LAST_APPLIED_LIMIT}",
-                      "use server-side apply (Argo CD: ServerSideApply=true)")
+        yield Finding(
+            (),
+            "size-last-applied",
+            Severity.WARNING,
+            f"object is {size} bytes: client-side apply's last-applied annotation allows {LAST_APPLIED_LIMIT}",
+            "use server-side apply (Argo CD: ServerSideApply=true)",
+        )

@@ -100,8 +100,7 @@ def collisions(directory: Path, plan: DirPlan) -> list[str]:
     """Generated paths that would overwrite a file gen does not own."""
     owned = owned_files(directory)
     return sorted(
-        rel for rel in plan.with_manifest()
-        if rel not in owned and rel != MANIFEST_FILE and (directory / rel).exists()
+        rel for rel in plan.with_manifest() if rel not in owned and rel != MANIFEST_FILE and (directory / rel).exists()
     )
 
 
@@ -131,11 +130,14 @@ def unified_diff(directory: Path, plan: DirPlan, label: str) -> str:
             continue
         old_lines = (old or b"").decode("utf-8", "replace").splitlines(keepends=True)
         new_lines = (new or b"").decode("utf-8", "replace").splitlines(keepends=True)
-        chunks.extend(difflib.unified_diff(
-            old_lines, new_lines,
-            fromfile=f"a/{label}/{rel}" if old is not None else "/dev/null",
-            tofile=f"b/{label}/{rel}" if new is not None else "/dev/null",
-        ))
+        chunks.extend(
+            difflib.unified_diff(
+                old_lines,
+                new_lines,
+                fromfile=f"a/{label}/{rel}" if old is not None else "/dev/null",
+                tofile=f"b/{label}/{rel}" if new is not None else "/dev/null",
+            )
+        )
     return "".join(chunks)
 
 
@@ -245,7 +247,7 @@ def recover(out: Path) -> None:
     if not out.is_dir():
         return
     for entry in out.rglob(f"{STAGING_PREFIX}*"):
-        name = entry.name[len(STAGING_PREFIX):]
+        name = entry.name[len(STAGING_PREFIX) :]
         if "-old-" in name:
             original = entry.parent / name.split("-old-")[0]
             if not original.exists():

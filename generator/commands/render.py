@@ -26,8 +26,11 @@ def run(policy_dir: Path, out: Path, targets: tuple[str, ...], check: bool, diff
     with write.output_lock(out):
         write.recover(out)
         changed = [plan.reldir for plan in result.plans if write.write_dir(out, plan)]
-    print(f"gen: rendered {len(result.plans)} director{'y' if len(result.plans) == 1 else 'ies'} into {out}"
-          f" ({len(changed)} changed)", file=sys.stderr)
+    print(
+        f"gen: rendered {len(result.plans)} director{'y' if len(result.plans) == 1 else 'ies'} into {out}"
+        f" ({len(changed)} changed)",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -36,11 +39,27 @@ def _check(out: Path, plans: list[write.DirPlan], fmt: str) -> int:
     for plan in plans:
         directory = write.safe_dir(out, plan.reldir)
         for rel in write.collisions(directory, plan) if directory.is_dir() else []:
-            problems.append(Problem(f"{out}/{plan.reldir}/{rel}", 0, 0, "output-collision", Severity.ERROR,
-                                    "generated file would overwrite a file gen does not own"))
+            problems.append(
+                Problem(
+                    f"{out}/{plan.reldir}/{rel}",
+                    0,
+                    0,
+                    "output-collision",
+                    Severity.ERROR,
+                    "generated file would overwrite a file gen does not own",
+                )
+            )
         for rel, state in write.drift(directory, plan).paths():
-            problems.append(Problem(f"{out}/{plan.reldir}/{rel}", 0, 0, f"drift-{state}", Severity.ERROR,
-                                    f"{state}: run `gen render` and commit the result"))
+            problems.append(
+                Problem(
+                    f"{out}/{plan.reldir}/{rel}",
+                    0,
+                    0,
+                    f"drift-{state}",
+                    Severity.ERROR,
+                    f"{state}: run `gen render` and commit the result",
+                )
+            )
     if fmt == "json":
         print(json.dumps([p.as_dict() for p in problems], indent=2))
     else:

@@ -15,7 +15,8 @@ def run(paths: tuple[Path, ...], version: str, plugins: tuple[str, ...], fmt: st
     docs, problems = pipeline.load_documents(paths)
     for doc in docs:
         for finding in validator.validate(doc.data):
-            problems.append(doc.problem(finding.path, finding.rule, finding.message,
-                                        severity=finding.severity, hint=finding.hint))
+            problems.append(
+                doc.problem(finding.path, finding.rule, finding.message, severity=finding.severity, hint=finding.hint)
+            )
     report(problems, fmt)
     return exit_code(problems, strict)
