@@ -106,7 +106,8 @@ def schema_cmd(
 def main() -> int:
     """Console entry: usage errors exit 2, and an internal error is one short line, never a traceback."""
     try:
-        app(standalone_mode=False)
+        # Without standalone mode the parser returns the code a command exits with.
+        code = app(standalone_mode=False)
     except typer.Exit as done:
         return int(done.exit_code)
     except GeneratorError as err:
@@ -115,12 +116,10 @@ def main() -> int:
     except (typer.BadParameter, typer.Abort) as err:
         print(f"gen: {err}", file=sys.stderr)
         return 2
-    except Exception as err:
-        import click
-
-        if isinstance(err, click.ClickException):
+    except Exception as err:  # the last line of defence: no traceback reaches the user
+        if hasattr(err, "show") and hasattr(err, "exit_code"):  # a usage error from the argument parser
             err.show()
             return 2
         print(f"gen: internal error: {type(err).__name__}: {err} (please report this with the input)", file=sys.stderr)
         return 2
-    return 0
+    return code if isinstance(code, int) else 0

@@ -52,5 +52,5 @@ REPORTER_BY_NAME: dict[str, Callable[[Sequence[Problem], TextIO], None]] = {
 }
 
 
-def report(problems: Sequence[Problem], fmt: str, stream: TextIO = sys.stdout) -> None:
-    REPORTER_BY_NAME[fmt](sorted(problems), stream)
+def report(problems: Sequence[Problem], fmt: str, stream: TextIO | None = None) -> None:
+    REPORTER_BY_NAME[fmt](sorted(problems), stream or sys.stdout)

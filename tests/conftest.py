@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+POLICIES = ROOT / "policies"
+SHARED_CRDS = ROOT.parent / "shared" / "reference" / "crds"
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def gen(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Callable[..., Run]:
+    """Run the real console entry point in-process."""
+    from generator.cli import main
+
+    def run(*args: str | Path) -> Run:
+        capsys.readouterr()
+        monkeypatch.setattr(sys, "argv", ["gen", *map(str, args)])
+        code = main()
+        captured = capsys.readouterr()
+        return Run(code, captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture
+def policy_copy(tmp_path: Path) -> Path:
+    dest = tmp_path / "policies"
+    shutil.copytree(POLICIES, dest)
+    return dest
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}

@@ -1,0 +1,117 @@
+"""Real tools on real output: kubectl kustomize, promtool, kubernetes-validate, upstream CRD schemas."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import POLICIES, ROOT, SHARED_CRDS, tree
+
+CRD_SCHEMAS = {
+    "ServiceMonitor": "servicemonitor-monitoring-v1-strict.json",
+    "PrometheusRule": "prometheusrule-monitoring-v1-strict.json",
+    "Application": "application-argoproj-v1alpha1-strict.json",
+    "Kustomization": "kustomization-kustomize-v1-strict.json",
+}
+
+
+def _gen(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "generator", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def deploy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("e2e") / "deploy"
+    result = _gen("render", POLICIES, "--out", out)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def _objects(directory: Path) -> list[dict]:
+    return [
+        yaml.safe_load(p.read_text())
+        for p in sorted(directory.rglob("*.yaml"))
+        if "integrations" not in p.parts and p.name != "kustomization.yaml"
+    ]
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not installed")
+def test_kubectl_kustomize_builds_every_directory(deploy: Path) -> None:
+    for kustomization in deploy.rglob("kustomization.yaml"):
+        directory = kustomization.parent
+        built = subprocess.run(["kubectl", "kustomize", str(directory)], capture_output=True, text=True, check=False)
+        assert built.returncode == 0, built.stderr
+        docs = [d for d in yaml.safe_load_all(built.stdout) if d]
+        assert len(docs) == len(yaml.safe_load(kustomization.read_text())["resources"]) == len(_objects(directory))
+
+
+@pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool not installed")
+def test_promtool_accepts_alert_rules(deploy: Path, tmp_path: Path) -> None:
+    rules = [o for o in _objects(deploy) if o["kind"] == "PrometheusRule"]
+    assert rules
+    for rule in rules:
+        path = tmp_path / f"{rule['metadata']['name']}.yaml"
+        path.write_text(yaml.safe_dump({"groups": rule["spec"]["groups"]}))
+        checked = subprocess.run(["promtool", "check", "rules", str(path)], capture_output=True, text=True, check=False)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_core_objects_pass_kubernetes_validate_strict(deploy: Path) -> None:
+    import kubernetes_validate
+
+    core = [o for o in _objects(deploy / "lab") if o["kind"] not in CRD_SCHEMAS]
+    assert {o["kind"] for o in core} >= {
+        "Deployment",
+        "Pod",
+        "HorizontalPodAutoscaler",
+        "ConfigMap",
+        "Service",
+        "Namespace",
+    }
+    for obj in core:
+        kubernetes_validate.validate(obj, "1.35", strict=True)
+
+
+@pytest.mark.skipif(not SHARED_CRDS.is_dir(), reason="shared reference CRDs not present")
+def test_custom_resources_pass_official_strict_crd_schemas(deploy: Path) -> None:
+    from jsonschema import Draft202012Validator
+
+    seen = set()
+    for obj in _objects(deploy):
+        name = CRD_SCHEMAS.get(obj["kind"])
+        if name is None or obj["apiVersion"].startswith("kustomize.config"):
+            continue
+        schema = json.loads((SHARED_CRDS / name).read_text())
+        errors = list(Draft202012Validator(schema).iter_errors(obj))
+        assert not errors, [e.message for e in errors]
+        seen.add(obj["kind"])
+    assert seen >= {"ServiceMonitor", "PrometheusRule", "Application"}
+
+
+def test_render_is_byte_identical_across_hash_seeds_and_file_layout(deploy: Path, tmp_path: Path) -> None:
+    shuffled = tmp_path / "shuffled"
+    shuffled.mkdir()
+    # Rename and regroup the files: documents merged into one file in reverse order, plus subfolders.
+    docs = [p.read_text() for p in sorted(POLICIES.glob("*.yaml"))]
+    (shuffled / "all-in-one.yaml").write_text("\n---\n".join(reversed(docs[:4])))
+    (shuffled / "nested").mkdir()
+    for i, text in enumerate(docs[4:]):
+        (shuffled / "nested" / f"z{i}-renamed.yml").write_text(text)
+    other = tmp_path / "deploy"
+    result = _gen("render", shuffled, "--out", other, env={"PYTHONHASHSEED": "12345", "LC_ALL": "C"})
+    assert result.returncode == 0, result.stderr
+    assert tree(other) == tree(deploy)

@@ -1,0 +1,110 @@
+"""render --check / --diff, ownership, pruning and atomicity through the CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import tree
+
+
+def test_check_is_clean_after_render_and_names_drift(gen, policy_copy: Path, tmp_path: Path) -> None:
+    out = tmp_path / "deploy"
+    assert gen("render", policy_copy, "--out", out).code == 0
+    assert gen("render", policy_copy, "--out", out, "--check").code == 0
+
+    target = out / "lab/deletion-cost-lab/deployment-cache-app.yaml"
+    target.write_text(target.read_text() + "# edited\n")
+    run = gen("render", policy_copy, "--out", out, "--check")
+    assert run.code == 1 and "deployment-cache-app.yaml" in run.out and "modified" in run.out
+
+    assert gen("render", policy_copy, "--out", out).code == 0
+    target.unlink()
+    run = gen("render", policy_copy, "--out", out, "--check", "--format", "json")
+    assert run.code == 1 and "drift-missing" in run.out
+
+
+def test_hand_written_files_survive_and_are_not_drift(gen, policy_copy: Path, tmp_path: Path) -> None:
+    out = tmp_path / "deploy"
+    assert gen("render", policy_copy, "--out", out).code == 0
+    mine = out / "lab/notes/README.md"
+    mine.parent.mkdir()
+    mine.write_text("hand-written\n")
+    (out / "lab/extra.yaml").write_text("kind: Mine\n")
+    assert gen("render", policy_copy, "--out", out, "--check").code == 0
+    (policy_copy / "fresh-replica-service.yaml").unlink()
+    assert gen("render", policy_copy, "--out", out).code == 0
+    assert mine.read_text() == "hand-written\n"
+    assert (out / "lab/extra.yaml").read_text() == "kind: Mine\n"
+    assert not (out / "lab/deletion-cost-lab/deployment-fresh-replica-service.yaml").exists()
+    assert "deployment-fresh-replica-service.yaml" not in (out / "lab/kustomization.yaml").read_text()
+    assert gen("render", policy_copy, "--out", out, "--check").code == 0
+
+
+def test_stale_owned_file_is_drift(gen, policy_copy: Path, tmp_path: Path) -> None:
+    out = tmp_path / "deploy"
+    assert gen("render", policy_copy, "--out", out).code == 0
+    (policy_copy / "fresh-replica-service.yaml").unlink()
+    run = gen("render", policy_copy, "--out", out, "--check")
+    assert run.code == 1 and "stale" in run.out
+
+
+def test_collision_with_hand_written_file_is_an_error(gen, policy_copy: Path, tmp_path: Path) -> None:
+    out = tmp_path / "deploy"
+    (out / "lab/deletion-cost-lab").mkdir(parents=True)
+    mine = out / "lab/deletion-cost-lab/deployment-cache-app.yaml"
+    mine.write_text("mine\n")
+    run = gen("render", policy_copy, "--out", out)
+    assert run.code == 2 and "deployment-cache-app.yaml" in run.err
+    assert mine.read_text() == "mine\n"
+
+
+def test_invalid_policy_leaves_output_untouched(gen, policy_copy: Path, tmp_path: Path) -> None:
+    out = tmp_path / "deploy"
+    assert gen("render", policy_copy, "--out", out).code == 0
+    before = tree(out)
+    (policy_copy / "cache-app.yaml").write_text(
+        (policy_copy / "cache-app.yaml").read_text().replace("minReplicas: 3", "minReplicas: 30")
+    )
+    run = gen("render", policy_copy, "--out", out)
+    assert run.code == 1 and "hpa-min-max" in run.err and "cache-app.yaml" in run.err
+    assert tree(out) == before
+
+
+def test_diff_writes_nothing(gen, policy_copy: Path, tmp_path: Path) -> None:
+    out = tmp_path / "deploy"
+    assert gen("render", policy_copy, "--out", out).code == 0
+    before = tree(out)
+    (policy_copy / "data-processor.yaml").write_text(
+        (policy_copy / "data-processor.yaml").read_text().replace("replicas: 5", "replicas: 6")
+    )
+    run = gen("render", policy_copy, "--out", out, "--diff")
+    assert run.code == 0 and "-  replicas: 5" in run.out and "+  replicas: 6" in run.out
+    assert tree(out) == before
+
+
+def test_failed_swap_keeps_previous_output(gen, policy_copy: Path, tmp_path: Path, monkeypatch) -> None:
+    from generator import write
+
+    out = tmp_path / "deploy"
+    assert gen("render", policy_copy, "--out", out).code == 0
+    before = tree(out)
+    (policy_copy / "data-processor.yaml").write_text(
+        (policy_copy / "data-processor.yaml").read_text().replace("replicas: 5", "replicas: 6")
+    )
+
+    def broken(a: Path, b: Path) -> bool:
+        raise OSError(5, "injected failure")
+
+    monkeypatch.setattr(write, "_exchange", broken)
+    run = gen("render", policy_copy, "--out", out)
+    assert run.code == 2
+    assert tree(out) == before
+    assert not list(out.rglob(".gen-staging-*"))
+
+
+def test_render_only_one_target(gen, policy_copy: Path, tmp_path: Path) -> None:
+    out = tmp_path / "deploy"
+    run = gen("render", policy_copy, "--out", out, "--target", "nope")
+    assert run.code == 2 and "unknown target" in run.err
+    assert gen("render", policy_copy, "--out", out, "--target", "lab").code == 0
+    assert (out / "lab/kustomization.yaml").is_file()
