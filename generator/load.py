@@ -54,10 +54,14 @@ class SourceMap:
     scalars: dict[Path_, Scalar] = field(default_factory=dict)
 
     def locate(self, path: Path_, *, key: bool = False) -> Position:
-        """The position of path, or of its closest located ancestor."""
+        """The position of path, or of its closest located ancestor.
+
+        A mapping or sequence value is located at its key: that is the line a reader looks for.
+        """
         probe = tuple(path)
         while True:
-            table = self.keys if key and probe in self.keys else self.values
+            use_key = key or probe not in self.scalars
+            table = self.keys if use_key and probe in self.keys else self.values
             if probe in table:
                 return table[probe]
             if not probe:

@@ -1,0 +1,175 @@
+"""gen lint: every bad policy is exit 1 with the right file:line and rule, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import POLICIES
+
+SCHEDULER = """\
+apiVersion: gen/v1alpha1
+kind: Scheduler
+metadata:
+  name: custom-scheduler
+spec:
+  namespace: scheduler-lab
+  image: example/scheduler:1
+  outOfTreePlugins: [GPUPacking]
+  profiles:
+  - schedulerName: custom-scheduler
+"""
+
+# (name, file text, expected rule, expected line)
+BAD = [
+    ("unknown-field", SCHEDULER + "  replcas: 2\n", "policy-unknown-field", 11),
+    ("yaml-syntax", SCHEDULER + "  image: [unclosed\n", "yaml-syntax", 12),
+    ("duplicate-key", SCHEDULER + "  image: again\n", "yaml-duplicate-key", 11),
+    ("wrong-type", SCHEDULER.replace("replicas", "x") + "  replicas: three\n", "policy-schema", 11),
+    ("yes-as-bool-key", SCHEDULER + "  on: 1\n", "yaml-key-type", 11),
+    ("bad-kind", SCHEDULER.replace("kind: Scheduler", "kind: Schedular"), "policy-kind", 2),
+    ("bad-name", SCHEDULER.replace("name: custom-scheduler\n", "name: Custom_Scheduler\n", 1), "policy-schema", 4),
+    (
+        "int32-overflow",
+        "apiVersion: gen/v1alpha1\nkind: ReplicatedService\nmetadata:\n  name: a\nspec:\n  image: x\n  deletionCost:\n    initial: 2147483648\n",
+        "policy-schema",
+        8,
+    ),
+    (
+        "lease-jitter",
+        SCHEDULER + "  leaderElection:\n    renewDeadline: 10s\n    retryPeriod: 9s\n",
+        "scheduler-leader-election",
+        12,
+    ),
+    (
+        "lease-order",
+        SCHEDULER + "  leaderElection:\n    leaseDuration: 10s\n    renewDeadline: 10s\n",
+        "scheduler-leader-election",
+        12,
+    ),
+    (
+        "gpu-scheduler-name",
+        "apiVersion: gen/v1alpha1\nkind: GpuWorkload\nmetadata:\n  name: g\nspec:\n  schedulerName: nope\n  gpu: {count: 1, models: [A100]}\n  container: {image: busybox}\n",
+        "gpu-scheduler-name",
+        6,
+    ),
+    (
+        "fit-disabled",
+        SCHEDULER
+        + "    plugins:\n      score:\n        enabled: [{name: GPUPacking, weight: 10}]\n      multiPoint:\n        disabled: [{name: NodeResourcesFit}]\n",
+        "gpu-packing-needs-fit",
+        11,
+    ),
+    (
+        "out-of-tree-missing",
+        SCHEDULER.replace("  outOfTreePlugins: [GPUPacking]\n", "")
+        + "    plugins:\n      score:\n        enabled: [{name: GPUPacking, weight: 10}]\n",
+        "scheduler-out-of-tree",
+        10,
+    ),
+    (
+        "negative-weight",
+        SCHEDULER + "    plugins:\n      score:\n        enabled: [{name: GPUPacking, weight: -1}]\n",
+        "scheduler-plugin-weight",
+        13,
+    ),
+    (
+        "cost-tier",
+        "apiVersion: gen/v1alpha1\nkind: ReplicatedService\nmetadata:\n  name: a\nspec:\n  image: x\n  deletionCost:\n    initial: 500\n    tier: medium\n",
+        "cost-tier",
+        8,
+    ),
+    (
+        "cost-cap",
+        "apiVersion: gen/v1alpha1\nkind: ReplicatedService\nmetadata:\n  name: a\nspec:\n  image: x\n  deletionCost:\n    initial: 5000\n",
+        "cost-cap",
+        8,
+    ),
+    (
+        "cost-on-pod",
+        "apiVersion: gen/v1alpha1\nkind: GpuWorkload\nmetadata:\n  name: g\nspec:\n  podAnnotations:\n    controller.kubernetes.io/pod-deletion-cost: '5'\n  gpu: {count: 1, models: [A100]}\n  container: {image: busybox}\n",
+        "deletion-cost-not-replicaset",
+        7,
+    ),
+    (
+        "hpa-min-max",
+        "apiVersion: gen/v1alpha1\nkind: ReplicatedService\nmetadata:\n  name: a\nspec:\n  image: x\n  autoscaling:\n    minReplicas: 5\n    maxReplicas: 2\n",
+        "hpa-min-max",
+        8,
+    ),
+    (
+        "hpa-cpu-requests",
+        "apiVersion: gen/v1alpha1\nkind: ReplicatedService\nmetadata:\n  name: a\nspec:\n  image: x\n  resources:\n    requests: {memory: 1Gi}\n  autoscaling:\n    maxReplicas: 2\n",
+        "hpa-cpu-requests",
+        7,
+    ),
+    (
+        "hpa-replicas-warning",
+        "apiVersion: gen/v1alpha1\nkind: ReplicatedService\nmetadata:\n  name: a\nspec:\n  image: x\n  replicas: 3\n  autoscaling:\n    maxReplicas: 5\n",
+        "hpa-replicas-conflict",
+        7,
+    ),
+    (
+        "colocate-no-match",
+        "apiVersion: gen/v1alpha1\nkind: ReplicatedService\nmetadata:\n  name: a\nspec:\n  image: x\n  placement:\n    colocateWith:\n    - matchLabels: {app: nothing}\n",
+        "colocate-no-match",
+        9,
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "rule", "line"), BAD, ids=[b[0] for b in BAD])
+def test_bad_policy_is_located(gen, tmp_path: Path, name: str, text: str, rule: str, line: int) -> None:
+    path = tmp_path / "policies" / f"{name}.yaml"
+    path.parent.mkdir()
+    path.write_text(text)
+    run = gen("lint", "--strict", path)
+    assert run.code == 1, run.out
+    assert "Traceback" not in run.out + run.err
+    hits = [row for row in run.out.splitlines() if f" {rule} " in row]
+    assert hits, run.out
+    assert any(row.split(":")[1] == str(line) for row in hits), run.out
+
+
+def test_bundled_policies_lint_clean(gen) -> None:
+    run = gen("lint", "--strict", *sorted(POLICIES.glob("*.yaml")))
+    assert run.code == 0, run.out
+
+
+def test_lint_reports_only_the_files_asked_about(gen, tmp_path: Path) -> None:
+    root = tmp_path / "policies"
+    root.mkdir()
+    (root / "good.yaml").write_text(SCHEDULER)
+    (root / "bad.yaml").write_text(SCHEDULER.replace("custom-scheduler", "other") + "  bogus: 1\n")
+    run = gen("lint", root / "good.yaml")
+    assert run.code == 0 and "bad.yaml" not in run.out
+
+
+def test_cross_policy_rules_see_the_whole_directory(gen, tmp_path: Path) -> None:
+    root = tmp_path / "policies"
+    root.mkdir()
+    (root / "scheduler.yaml").write_text(SCHEDULER)
+    gpu = root / "gpu.yaml"
+    gpu.write_text(
+        "apiVersion: gen/v1alpha1\nkind: GpuWorkload\nmetadata:\n  name: g\nspec:\n  schedulerName: custom-scheduler\n"
+        "  gpu: {count: 1, models: [A100]}\n  container: {image: busybox}\n"
+    )
+    assert gen("lint", "--strict", gpu).code == 0
+
+
+@pytest.mark.parametrize("fmt", ["json", "github"])
+def test_machine_formats(gen, tmp_path: Path, fmt: str) -> None:
+    path = tmp_path / "policies" / "bad.yaml"
+    path.parent.mkdir()
+    path.write_text(SCHEDULER + "  replcas: 2\n")
+    run = gen("lint", "--format", fmt, path)
+    assert run.code == 1
+    assert ("::error file=" in run.out) if fmt == "github" else ('"rule": "policy-unknown-field"' in run.out)
+
+
+def test_did_you_mean_hint(gen, tmp_path: Path) -> None:
+    path = tmp_path / "policies" / "bad.yaml"
+    path.parent.mkdir()
+    path.write_text(SCHEDULER + "  replcas: 2\n")
+    assert "did you mean 'replicas'?" in gen("lint", path).out

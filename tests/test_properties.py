@@ -1,0 +1,87 @@
+"""Property-based: arbitrary input never crashes gen, and policy strings come out literally."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from generator import pipeline
+from generator.load import load_text
+from generator.policy import build_policies
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+nasty = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=80) | st.sampled_from(
+    ["{{ 7*7 }}", "{% raw %}", "a: b", "x\n- y", "#", "'", '"', "yes", "0440", "1e3", "\x00", "é😀", "---", "&a", "*a"]
+)
+
+
+@SETTINGS
+@given(text=st.text(max_size=300))
+def test_loader_never_raises(text: str) -> None:
+    _docs, problems = load_text(text, "f.yaml")
+    for problem in problems:
+        assert problem.line >= 0 and problem.rule
+
+
+@SETTINGS
+@given(value=nasty, field=st.sampled_from(["image", "containerName", "namespace", "replicas", "readinessProbe"]))
+def test_any_value_renders_literally_or_is_located(tmp_path: Path, value: str, field: str) -> None:
+    policy = {
+        "apiVersion": "gen/v1alpha1",
+        "kind": "ReplicatedService",
+        "metadata": {"name": "svc"},
+        "spec": {"image": "registry/app:1", field: value},
+    }
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(policy, allow_unicode=True))
+    result = pipeline.render(pipeline.RenderOptions(tmp_path, tmp_path / "out"))
+    if pipeline.has_errors(result.problems):
+        assert all(p.line >= 1 for p in result.problems if p.file.endswith("p.yaml"))
+        return
+    files = result.plans[0].files
+    deployment = next(yaml.safe_load(v) for k, v in files.items() if "deployment-svc" in k)
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    if field == "image":
+        assert container["image"] == value
+    elif field == "containerName":
+        assert container["name"] == value
+    elif field == "namespace":
+        assert deployment["metadata"]["namespace"] == value
+
+
+@SETTINGS
+@given(
+    label=nasty,
+    count=st.integers(min_value=-(2**64), max_value=2**64),
+    cost=st.integers(min_value=-(2**40), max_value=2**40),
+)
+def test_numbers_and_labels_at_bounds(label: str, count: int, cost: int) -> None:
+    docs, _ = load_text(
+        yaml.safe_dump(
+            [
+                {
+                    "apiVersion": "gen/v1alpha1",
+                    "kind": "GpuWorkload",
+                    "metadata": {"name": "g", "labels": {"team": label}},
+                    "spec": {"gpu": {"count": count, "models": [label]}, "container": {"image": "x"}},
+                },
+                {
+                    "apiVersion": "gen/v1alpha1",
+                    "kind": "ReplicatedService",
+                    "metadata": {"name": "r"},
+                    "spec": {"image": "x", "deletionCost": {"initial": cost}},
+                },
+            ],
+            allow_unicode=True,
+        ).replace("- apiVersion", "---\napiVersion"),
+        "f.yaml",
+    )
+    policies, problems = build_policies(docs)
+    for policy in policies:
+        if policy.kind == "GpuWorkload":
+            assert 1 <= policy.spec["gpu"]["count"] <= 2**31 - 1
+        if policy.kind == "ReplicatedService":
+            assert -(2**31) <= policy.spec["deletionCost"]["initial"] < 2**31
+    assert all(p.line >= 1 for p in problems)

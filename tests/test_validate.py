@@ -1,0 +1,161 @@
+"""gen validate judges manifests as kube-apiserver / kube-scheduler 1.35 would."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "p", "namespace": "ns"},
+    "spec": {"containers": [{"name": "c", "image": "busybox", "resources": {"limits": {"nvidia.com/gpu": 1}}}]},
+}
+
+
+def pod(**changes) -> dict:
+    import copy
+
+    obj = copy.deepcopy(POD)
+    container = obj["spec"]["containers"][0]
+    for key, value in changes.items():
+        if key == "affinity":
+            obj["spec"]["affinity"] = {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [{"matchExpressions": [value]}]
+                    }
+                }
+            }
+        elif key == "annotations":
+            obj["metadata"]["annotations"] = value
+        else:
+            container[key] = value
+    return obj
+
+
+def deployment(cost: str) -> dict:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "d"}},
+            "template": {
+                "metadata": {
+                    "labels": {"app": "d"},
+                    "annotations": {"controller.kubernetes.io/pod-deletion-cost": cost},
+                },
+                "spec": {"containers": [{"name": "c", "image": "x"}]},
+            },
+        },
+    }
+
+
+def config(**le) -> dict:
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "leaderElection": {"resourceName": "s", "resourceNamespace": "s", **le},
+        "profiles": [{"schedulerName": "s", "plugins": {"score": {"enabled": [{"name": "GPUPacking", "weight": 10}]}}}],
+    }
+
+
+VALID = {
+    "gpu-limits-only": pod(),
+    "gt-zero": pod(affinity={"key": "gpu-memory-mib", "operator": "Gt", "values": ["0"]}),
+    "int32-min-cost": deployment("-2147483648"),
+    "cost-minus-zero": deployment("-0"),
+    "port-name-15": pod(ports=[{"name": "abcdefghijklmno", "containerPort": 80}]),
+    "weight-zero": config()
+    | {"profiles": [{"schedulerName": "s", "plugins": {"score": {"enabled": [{"name": "GPUPacking", "weight": 0}]}}}]},
+    "scheduler-config": config(),
+    "renew-8-retry-6": config(renewDeadline="10s", retryPeriod="8s"),
+}
+INVALID = {
+    "gpu-fraction": (pod(resources={"limits": {"nvidia.com/gpu": "500m"}}), "k8s-extended-resource-integer"),
+    "gpu-requests-ne-limits": (
+        pod(resources={"requests": {"nvidia.com/gpu": 1}, "limits": {"nvidia.com/gpu": 2}}),
+        "k8s-extended-resource-limit",
+    ),
+    "gpu-requests-only": (pod(resources={"requests": {"nvidia.com/gpu": 1}}), "k8s-extended-resource-limit"),
+    "gt-two-values": (pod(affinity={"key": "m", "operator": "Gt", "values": ["1", "2"]}), "k8s-node-selector"),
+    "gt-negative": (pod(affinity={"key": "m", "operator": "Gt", "values": ["-1"]}), "k8s-node-selector"),
+    "exists-with-values": (pod(affinity={"key": "m", "operator": "Exists", "values": ["a"]}), "k8s-node-selector"),
+    "bad-operator": (pod(affinity={"key": "m", "operator": "Equals", "values": ["a"]}), "k8s-node-selector"),
+    "port-name-16": (pod(ports=[{"name": "abcdefghijklmnop", "containerPort": 80}]), "k8s-port-name"),
+    "port-name-digits": (pod(ports=[{"name": "8080", "containerPort": 80}]), "k8s-port-name"),
+    "cost-plus": (deployment("+10"), "k8s-deletion-cost"),
+    "cost-leading-zero": (deployment("007"), "k8s-deletion-cost"),
+    "cost-overflow": (deployment("2147483648"), "k8s-deletion-cost"),
+    "cost-on-pod": (
+        pod(annotations={"controller.kubernetes.io/pod-deletion-cost": "5"}),
+        "deletion-cost-not-replicaset",
+    ),
+    "label-uppercase-prefix": (pod() | {"metadata": {"name": "p", "labels": {"Example.com/a": "b"}}}, "k8s-label"),
+    "retry-jitter": (config(renewDeadline="10s", retryPeriod="9s"), "scheduler-leader-election"),
+    "lease-not-longer": (config(leaseDuration="10s", renewDeadline="10s"), "scheduler-leader-election"),
+    "lock-endpoints": (config(resourceLock="endpoints"), "scheduler-leader-election"),
+    "unknown-plugin": (
+        config() | {"profiles": [{"schedulerName": "s", "plugins": {"score": {"enabled": [{"name": "Nope"}]}}}]},
+        "scheduler-plugin-name",
+    ),
+    "plugin-wrong-point": (
+        config()
+        | {"profiles": [{"schedulerName": "s", "plugins": {"filter": {"enabled": [{"name": "ImageLocality"}]}}}]},
+        "scheduler-plugin-point",
+    ),
+    "duplicate-profile": (
+        config() | {"profiles": [{"schedulerName": "s"}, {"schedulerName": "s"}]},
+        "scheduler-profile-name",
+    ),
+    "removed-plugin": (
+        config() | {"profiles": [{"schedulerName": "s", "plugins": {"filter": {"enabled": [{"name": "EBSLimits"}]}}}]},
+        "scheduler-plugin-name",
+    ),
+    "unknown-config-field": (config() | {"profile": []}, "k8s-schema"),
+}
+
+
+def _write(tmp_path: Path, obj: dict) -> Path:
+    path = tmp_path / "m.yaml"
+    path.write_text(yaml.safe_dump(obj))
+    return path
+
+
+@pytest.mark.parametrize("name", sorted(VALID))
+def test_valid_manifests_pass(gen, tmp_path: Path, name: str) -> None:
+    run = gen("validate", _write(tmp_path, VALID[name]))
+    assert run.code == 0, run.out
+
+
+@pytest.mark.parametrize("name", sorted(INVALID))
+def test_invalid_manifests_fail_with_rule(gen, tmp_path: Path, name: str) -> None:
+    obj, rule = INVALID[name]
+    run = gen("validate", _write(tmp_path, obj))
+    assert run.code == 1, run.out
+    assert f" {rule} " in run.out, run.out
+
+
+def test_non_integer_gt_is_a_warning(gen, tmp_path: Path) -> None:
+    path = _write(tmp_path, pod(affinity={"key": "m", "operator": "Gt", "values": ["40GiB"]}))
+    assert gen("validate", path).code == 0
+    run = gen("validate", "--strict", path)
+    assert run.code == 1 and "k8s-node-selector-integer" in run.out
+
+
+def test_multi_document_files_and_directories(gen, tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(
+        yaml.safe_dump(VALID["gpu-limits-only"]) + "---\n" + yaml.safe_dump(INVALID["port-name-16"][0])
+    )
+    run = gen("validate", tmp_path)
+    assert run.code == 1 and "a.yaml:" in run.out
+
+
+def test_plugin_flag_declares_extra_plugins(gen, tmp_path: Path) -> None:
+    obj = config() | {"profiles": [{"schedulerName": "s", "plugins": {"score": {"enabled": [{"name": "Mine"}]}}}]}
+    path = _write(tmp_path, obj)
+    assert gen("validate", path).code == 1
+    assert gen("validate", "--plugin", "Mine", path).code == 0
