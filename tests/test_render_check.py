@@ -108,3 +108,23 @@ def test_render_only_one_target(gen, policy_copy: Path, tmp_path: Path) -> None:
     assert run.code == 2 and "unknown target" in run.err
     assert gen("render", policy_copy, "--out", out, "--target", "lab").code == 0
     assert (out / "lab/kustomization.yaml").is_file()
+
+
+def test_bundled_policies_validate_against_exported_schemas(gen, tmp_path: Path) -> None:
+    import json
+
+    import yaml
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+
+    from tests.conftest import POLICIES
+
+    assert gen("schema", "--out", tmp_path / "schemas").code == 0
+    registry = Registry().with_resources(
+        (p.name, Resource.from_contents(json.loads(p.read_text()))) for p in (tmp_path / "schemas").glob("*.json")
+    )
+    for path in sorted(POLICIES.glob("*.yaml")):
+        doc = yaml.safe_load(path.read_text())
+        schema = json.loads((tmp_path / "schemas" / f"{doc['kind'].lower()}.json").read_text())
+        errors = list(Draft202012Validator(schema, registry=registry).iter_errors(doc))
+        assert not errors, (path, [e.message for e in errors])

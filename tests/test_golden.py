@@ -1,0 +1,40 @@
+"""Golden output: the bundled policies render exactly the reviewed tree in tests/golden/seed.
+
+Regenerate after an intended change with `UPDATE_GOLDEN=1 pytest tests/test_golden.py` and
+review the diff like any other change.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+from pathlib import Path
+
+from tests.conftest import POLICIES, ROOT, tree
+
+GOLDEN = ROOT / "tests" / "golden" / "seed"
+
+
+def test_rendered_tree_matches_golden(gen, tmp_path: Path) -> None:
+    out = tmp_path / "deploy"
+    run = gen("render", POLICIES, "--out", out)
+    assert run.code == 0, run.err
+    if os.environ.get("UPDATE_GOLDEN"):
+        shutil.rmtree(GOLDEN, ignore_errors=True)
+        shutil.copytree(out, GOLDEN)
+    actual, expected = tree(out), tree(GOLDEN)
+    missing, extra = sorted(expected.keys() - actual.keys()), sorted(actual.keys() - expected.keys())
+    diffs = [
+        "".join(
+            difflib.unified_diff(
+                expected[k].decode().splitlines(True),
+                actual[k].decode().splitlines(True),
+                f"golden/{k}",
+                f"rendered/{k}",
+            )
+        )
+        for k in sorted(expected.keys() & actual.keys())
+        if expected[k] != actual[k]
+    ]
+    assert not (missing or extra or diffs), f"missing: {missing}\nextra: {extra}\n" + "\n".join(diffs)
