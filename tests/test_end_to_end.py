@@ -115,3 +115,35 @@ def test_render_is_byte_identical_across_hash_seeds_and_file_layout(deploy: Path
     result = _gen("render", shuffled, "--out", other, env={"PYTHONHASHSEED": "12345", "LC_ALL": "C"})
     assert result.returncode == 0, result.stderr
     assert tree(other) == tree(deploy)
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not installed")
+def test_two_targets_with_versions_selectors_and_flux(tmp_path: Path) -> None:
+    from jsonschema import Draft202012Validator
+
+    policies = tmp_path / "policies"
+    shutil.copytree(POLICIES, policies)
+    (policies / "staging.yaml").write_text(
+        "apiVersion: gen/v1alpha1\nkind: Target\nmetadata:\n  name: staging\nspec:\n  kubernetesVersion: '1.29'\n"
+        "  selector:\n    matchLabels: {env: staging}\n  gitops:\n    path: deploy/staging\n    flux:\n      sourceRef: {name: platform}\n"
+    )
+    cache = policies / "cache-app.yaml"
+    cache.write_text(cache.read_text().replace("  name: cache-app\n", "  name: cache-app\n  labels: {env: staging}\n"))
+    out = tmp_path / "deploy"
+    result = _gen("render", policies, "--out", out)
+    assert result.returncode == 0, result.stderr
+    staging = {p.relative_to(out / "staging").as_posix() for p in (out / "staging").rglob("*.yaml")}
+    assert staging == {
+        "kustomization.yaml",
+        "_cluster/namespace-deletion-cost-lab.yaml",
+        "deletion-cost-lab/deployment-cache-app.yaml",
+        "deletion-cost-lab/horizontalpodautoscaler-cache-app.yaml",
+    }
+    for directory in (out / "lab", out / "staging", out / "_gitops" / "staging"):
+        built = subprocess.run(["kubectl", "kustomize", str(directory)], capture_output=True, text=True, check=False)
+        assert built.returncode == 0, built.stderr
+    flux = yaml.safe_load((out / "_gitops/staging/kustomization-staging.yaml").read_text())
+    assert flux["spec"]["path"] == "./deploy/staging"
+    if SHARED_CRDS.is_dir():
+        schema = json.loads((SHARED_CRDS / CRD_SCHEMAS["Kustomization"]).read_text())
+        assert not list(Draft202012Validator(schema).iter_errors(flux))
