@@ -7,6 +7,7 @@ did-you-mean hint for unknown fields and a YAML 1.1 hint where the parser change
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -80,6 +81,17 @@ def _schema_problem(doc: Document, err: jsonschema.ValidationError) -> Problem:
     return doc.problem(path, "policy-schema", err.message, hint=hint)
 
 
+def _non_finite(value: Any, path: tuple[str | int, ...]) -> Iterable[tuple[str | int, ...]]:
+    if isinstance(value, float) and not math.isfinite(value):
+        yield path
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _non_finite(item, (*path, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _non_finite(item, (*path, i))
+
+
 def build_policy(doc: Document) -> tuple[Policy | None, list[Problem]]:
     data = doc.data
     if not isinstance(data, dict):
@@ -102,7 +114,13 @@ def build_policy(doc: Document) -> tuple[Policy | None, list[Problem]]:
             )
         ]
     name = schemas.policy_schema_file(kind)
-    problems = [_schema_problem(doc, e) for e in schemas.iter_schema_errors(name, data)]
+    problems = [
+        doc.problem(
+            path, "policy-number", "numbers must be finite", hint=".inf and .nan cannot become Kubernetes values"
+        )
+        for path in _non_finite(data, ())
+    ]
+    problems += [_schema_problem(doc, e) for e in schemas.iter_schema_errors(name, data)]
     if problems:
         return None, problems
     full = schemas.apply_defaults(data, name)

@@ -28,6 +28,7 @@ BAD = [
     ("duplicate-key", SCHEDULER + "  image: again\n", "yaml-duplicate-key", 11),
     ("wrong-type", SCHEDULER.replace("replicas", "x") + "  replicas: three\n", "policy-schema", 11),
     ("yes-as-bool-key", SCHEDULER + "  on: 1\n", "yaml-key-type", 11),
+    ("non-finite", SCHEDULER + "  metrics:\n    alerts:\n      p95LatencySeconds: .inf\n", "policy-number", 13),
     ("bad-kind", SCHEDULER.replace("kind: Scheduler", "kind: Schedular"), "policy-kind", 2),
     ("bad-name", SCHEDULER.replace("name: custom-scheduler\n", "name: Custom_Scheduler\n", 1), "policy-schema", 4),
     (
