@@ -18,9 +18,9 @@ import yaml
 from generator.problems import Problem, Severity
 
 try:
-    _BaseLoader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
+    SAFE_LOADER: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
 except AttributeError:  # pragma: no cover - libyaml missing
-    _BaseLoader = yaml.SafeLoader
+    SAFE_LOADER = yaml.SafeLoader
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_NODES = 200_000
@@ -103,7 +103,7 @@ class _LoadError(Exception):
         self.hint = hint
 
 
-class _StrictLoader(_BaseLoader):  # type: ignore[valid-type,misc]
+class _StrictLoader(SAFE_LOADER):  # type: ignore[valid-type,misc]
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         own = sum(1 for key_node, _ in node.value if key_node.tag != "tag:yaml.org,2002:merge")
         self.flatten_mapping(node)

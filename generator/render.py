@@ -20,16 +20,12 @@ import yaml
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from generator import context as ctx
+from generator.load import SAFE_LOADER
 from generator.policy import Policy
 from generator.problems import Problem, Severity
 from generator.resources import data_dir
 from generator.serialize import canonical, dump_yaml, yaml_scalar
 from generator.targets import Target
-
-try:
-    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
-except AttributeError:  # pragma: no cover
-    _Loader = yaml.SafeLoader
 
 CLUSTER_SCOPED = frozenset(
     {
@@ -173,7 +169,7 @@ def _template_line(err: BaseException, template: str) -> int:
 def render_yaml(template: str, context: dict[str, Any]) -> Any:
     text = render_text(template, context)
     try:
-        return yaml.load(text, Loader=_Loader)
+        return yaml.load(text, Loader=SAFE_LOADER)
     except yaml.YAMLError as err:
         raise RenderError(
             Problem(

@@ -21,7 +21,8 @@ from referencing import Registry, Resource
 
 from generator import schemas, semantic
 from generator.errors import GeneratorError
-from generator.problems import Severity
+from generator.load import SAFE_LOADER
+from generator.problems import Severity, json_path
 from generator.scheduler_config import check_config
 from generator.semantic import Finding, Path
 
@@ -157,7 +158,7 @@ class ManifestValidator:
     def _embedded_scheduler_config(self, key: str, text: str) -> Iterator[Finding]:
         base: Path = ("data", key)
         try:
-            cfg = yaml.load(text, Loader=_Loader)
+            cfg = yaml.load(text, Loader=SAFE_LOADER)
         except yaml.YAMLError as err:
             yield Finding(base, "scheduler-config", Severity.ERROR, f"embedded scheduler config is not YAML: {err}")
             return
@@ -167,25 +168,13 @@ class ManifestValidator:
             schemas.MANIFEST_SCHEMA_FILES[("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration")]
         )
         found = [
-            Finding(base, f.rule, f.severity, f"{_json_path(f.path)}: {f.message}", f.hint)
+            Finding(base, f.rule, f.severity, f"{json_path(f.path)}: {f.message}", f.hint)
             for f in _schema_findings(validator, cfg)
         ]
         yield from found
         if not found:
             for f in check_config(cfg, self.plugins):
-                yield Finding(base, f.rule, f.severity, f"{_json_path(f.path)}: {f.message}", f.hint)
-
-
-try:
-    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
-except AttributeError:  # pragma: no cover
-    _Loader = yaml.SafeLoader
-
-
-def _json_path(path: Path) -> str:
-    from generator.problems import json_path
-
-    return json_path(path)
+                yield Finding(base, f.rule, f.severity, f"{json_path(f.path)}: {f.message}", f.hint)
 
 
 def promql_error(expr: str) -> str | None:
