@@ -25,6 +25,8 @@ app.add_typer(explain_app, name="explain")
 
 Format = Enum("Format", {name: name for name in REPORTER_BY_NAME}, type=str)  # type: ignore[misc]
 
+ExplainFormat = Enum("ExplainFormat", {"text": "text", "json": "json"}, type=str)
+
 FormatOpt = Annotated[Format, typer.Option("--format", help="Output format.")]
 StrictOpt = Annotated[bool, typer.Option("--strict", help="Warnings fail too.")]
 
@@ -101,6 +103,51 @@ def schema_cmd(
     from generator.commands import schema
 
     raise typer.Exit(schema.run(out))
+
+
+@explain_app.command("gpu")
+def explain_gpu_cmd(
+    nodes: Annotated[
+        Path, typer.Option("--nodes", help="`kubectl get nodes -o json` output, or a YAML list of nodes ('-' = stdin).")
+    ],
+    policy_dir: Annotated[Path, typer.Argument(help="Policy directory.")] = Path("policies"),
+    pods: Annotated[
+        Path | None, typer.Option("--pods", help="`kubectl get pods -A -o json` output: GPUs already requested.")
+    ] = None,
+    utilization: Annotated[
+        Path | None,
+        typer.Option("--utilization", help="Per-node GPU utilization samples for the seed's 70:30 blend."),
+    ] = None,
+    now: Annotated[str | None, typer.Option("--now", help="Current time (ISO 8601 with timezone).")] = None,
+    max_age: Annotated[float, typer.Option("--max-age", help="Seconds after which a sample is stale.")] = 60.0,
+    target: Annotated[list[str] | None, typer.Option("--target", help="Only this target (repeatable).")] = None,
+    fmt: Annotated[ExplainFormat, typer.Option("--format", help="Output format.")] = ExplainFormat.text,
+) -> None:
+    """Preview GPU placement: required affinity, free GPUs and the GPUPacking score per node."""
+    from generator.commands import explain
+
+    raise typer.Exit(explain.run(nodes, pods, utilization, policy_dir, tuple(target or ()), now, max_age, fmt.value))
+
+
+@app.command("cost")
+def cost_cmd(
+    sample: Annotated[Path, typer.Option("--sample", help="One metrics sample of a Pod, JSON or YAML ('-' = stdin).")],
+    policy_dir: Annotated[
+        Path | None, typer.Argument(help="Policy directory with a DeletionCostPolicy [default: policies, if present].")
+    ] = None,
+    now: Annotated[str | None, typer.Option("--now", help="Current time (ISO 8601 with timezone).")] = None,
+    last_cost: Annotated[
+        int | None, typer.Option("--last-cost", help="The cost the Pod has now; print nothing if unchanged.")
+    ] = None,
+    pod_uid: Annotated[str | None, typer.Option("--pod-uid", help="Refuse a sample of any other Pod.")] = None,
+    target: Annotated[list[str] | None, typer.Option("--target", help="Use this target's policy.")] = None,
+) -> None:
+    """Print the JSON Patch that sets a Pod's deletion cost from a fresh metrics sample."""
+    from generator.commands import cost
+
+    if policy_dir is None and Path("policies").is_dir():
+        policy_dir = Path("policies")
+    raise typer.Exit(cost.run(sample, policy_dir, tuple(target or ()), now, last_cost, pod_uid))
 
 
 def main() -> int:

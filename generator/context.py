@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from generator.policy import Policy
+from generator.semantic import DELETION_COST
 from generator.targets import Target
 
-DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
 SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
-KSM_ALLOWLIST_FLAG = f"--metric-annotations-allowlist=pods=[{DELETION_COST_ANNOTATION}]"
+KSM_ALLOWLIST_FLAG = f"--metric-annotations-allowlist=pods=[{DELETION_COST}]"
 
 # (relative path, template, header comment) of the kube-state-metrics integration fragments.
 MONITORING_FRAGMENTS = (
@@ -91,7 +91,7 @@ def build(policy: Policy, target: Target) -> dict[str, Any]:
         "name": policy.name,
         "p": policy.spec,
         "labels": pod_labels(policy),
-        "cost_annotation": DELETION_COST_ANNOTATION,
+        "cost_annotation": DELETION_COST,
         "target": {"name": target.name, "kubernetesVersion": target.kubernetes_version},
     }
     if policy.kind == "Scheduler":

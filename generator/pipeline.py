@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator import rules, write
+from generator.errors import GeneratorError
 from generator.load import Document, iter_yaml_files, load_file
-from generator.policy import Policy, build_policies
+from generator.policy import Policy, build_policies, builtin_policy
 from generator.problems import Problem, Severity, json_path
 from generator.render import Manifest, TargetRender, render_gitops, render_target
 from generator.serialize import dump_yaml
@@ -152,20 +153,29 @@ def _plan_target(render: TargetRender) -> tuple[write.DirPlan, list[Problem]]:
     return plan, problems
 
 
+def render_targets(policy_dir: Path, only: tuple[str, ...] = ()) -> tuple[list[TargetRender], list[Problem]]:
+    """Stages 1-3: load, check and render every selected target (no manifest validation yet)."""
+    policies, problems = load_policies([policy_dir])
+    if has_errors(problems):
+        return [], problems
+    targets, found = check_policies(policies, only)
+    problems += found
+    if has_errors(problems):
+        return [], problems
+    renders = []
+    for target in targets:
+        rendered, found = render_target(target)
+        problems += found
+        renders.append(rendered)
+    return renders, problems
+
+
 def render(options: RenderOptions) -> RenderResult:
     """Everything but the write: plans per directory, or problems."""
-    result = RenderResult()
-    policies, problems = load_policies([options.policy_dir])
-    result.problems.extend(problems)
-    if any(p.severity == Severity.ERROR for p in problems):
-        return result
-    targets, problems = check_policies(policies, options.targets)
-    result.problems.extend(problems)
-    if any(p.severity == Severity.ERROR for p in problems):
-        return result
-    for target in targets:
-        rendered, problems = render_target(target)
-        result.problems.extend(problems)
+    renders, problems = render_targets(options.policy_dir, options.targets)
+    result = RenderResult(problems)
+    for rendered in renders:
+        target = rendered.target
         validator = ManifestValidator(target.kubernetes_version, _declared_plugins(target))
         for manifest in rendered.manifests:
             result.problems.extend(_manifest_problems(manifest, validator))
@@ -201,3 +211,19 @@ def _declared_plugins(target: Target) -> list[str]:
 def has_errors(problems: Iterable[Problem], strict: bool = False) -> bool:
     threshold = Severity.WARNING if strict else Severity.ERROR
     return any(p.severity >= threshold for p in problems)
+
+
+def deletion_cost_policy(policy_dir: Path | None, only: tuple[str, ...] = ()) -> tuple[Policy, list[Problem]]:
+    """The DeletionCostPolicy of the selected targets (the built-in one when there is none)."""
+    if policy_dir is None:
+        return builtin_policy("DeletionCostPolicy"), []
+    policies, problems = load_policies([policy_dir])
+    if has_errors(problems):
+        return builtin_policy("DeletionCostPolicy"), problems
+    targets, problems = resolve_targets(policies, only)
+    chosen = {p.name: p for t in targets for p in t.of_kind("DeletionCostPolicy")}
+    if len(chosen) > 1:
+        raise GeneratorError(
+            f"targets use different DeletionCostPolicies ({', '.join(sorted(chosen))}); choose one with --target"
+        )
+    return next(iter(chosen.values()), builtin_policy("DeletionCostPolicy")), problems

@@ -16,7 +16,8 @@ import jsonschema
 from jsonschema.exceptions import best_match
 
 from generator import schemas
-from generator.load import Document, Scalar
+from generator.errors import GeneratorError
+from generator.load import Document, Scalar, SourceMap
 from generator.problems import Problem
 
 
@@ -153,3 +154,12 @@ def build_policies(docs: Iterable[Document]) -> tuple[list[Policy], list[Problem
         seen[key] = policy
         policies.append(policy)
     return policies, problems
+
+
+def builtin_policy(kind: str, name: str = "default") -> Policy:
+    """The policy a user did not write: every field at its schema default."""
+    data = {"apiVersion": schemas.POLICY_API_VERSION, "kind": kind, "metadata": {"name": name}}
+    policy, problems = build_policy(Document("<built-in>", 0, data, SourceMap()))
+    if policy is None:  # only a broken schema file gets here
+        raise GeneratorError(f"built-in {kind} does not validate: {problems[0].message}")
+    return policy

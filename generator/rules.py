@@ -10,24 +10,23 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from generator import context
-from generator.policy import Policy
+from generator.policy import Policy, builtin_policy
 from generator.problems import Problem, Severity
 from generator.scheduler_config import IN_TREE_PLUGINS, KNOWN_OUT_OF_TREE, check_config, enabled_plugins
+from generator.semantic import DELETION_COST
 from generator.targets import Target
-
-DEFAULT_TIERS = {"prefer-delete": (-100, -1), "default": (0, 0), "medium": (1, 100), "high": (100, 1000)}
-DEFAULT_CAP = 1000
 
 
 def _tiers(target: Target) -> tuple[dict[str, tuple[int, int]], int, Policy | None]:
+    """The target's cost convention; the policy is None when the built-in one applies."""
     policies = target.of_kind("DeletionCostPolicy")
-    if not policies:
-        return dict(DEFAULT_TIERS), DEFAULT_CAP, None
-    policy = policies[0]
-    tiers = {}
-    for name, rng in policy.spec["tiers"].items():
-        tiers[name] = (rng[0], rng[1]) if isinstance(rng, list) else (rng["min"], rng["max"])
-    return tiers, policy.spec["cap"], policy
+    policy = policies[0] if policies else builtin_policy("DeletionCostPolicy")
+    tiers = {name: _tier_range(rng) for name, rng in policy.spec["tiers"].items()}
+    return tiers, policy.spec["cap"], policy if policies else None
+
+
+def _tier_range(rng: list[int] | dict[str, int]) -> tuple[int, int]:
+    return (rng[0], rng[1]) if isinstance(rng, list) else (rng["min"], rng["max"])
 
 
 def scheduler_rules(target: Target) -> Iterator[Problem]:
@@ -100,9 +99,9 @@ def gpu_rules(target: Target) -> Iterator[Problem]:
             yield policy.problem(
                 ("restartPolicy",), "gpu-restart-policy", "a Job's Pods need restartPolicy Never or OnFailure"
             )
-        if context.DELETION_COST_ANNOTATION in spec["podAnnotations"]:
+        if DELETION_COST in spec["podAnnotations"]:
             yield policy.problem(
-                ("podAnnotations", context.DELETION_COST_ANNOTATION),
+                ("podAnnotations", DELETION_COST),
                 "deletion-cost-not-replicaset",
                 f"pod-deletion-cost on a {spec['workloadKind']} is ignored: only the ReplicaSet controller reads it",
                 hint="use a ReplicatedService for cost-ordered scale-down",
@@ -169,9 +168,9 @@ def cost_rules(target: Target) -> Iterator[Problem]:
                 yield policy.problem(
                     ("deletionCost", "initial"), "cost-tier", f"cost {initial} is outside tier {tier!r} [{lo}, {hi}]"
                 )
-        if context.DELETION_COST_ANNOTATION in policy.spec["podAnnotations"]:
+        if DELETION_COST in policy.spec["podAnnotations"]:
             yield policy.problem(
-                ("podAnnotations", context.DELETION_COST_ANNOTATION),
+                ("podAnnotations", DELETION_COST),
                 "cost-annotation-duplicate",
                 "set the cost with deletionCost.initial, not podAnnotations",
                 key=True,

@@ -1,0 +1,105 @@
+"""`gen explain gpu`: where each GpuWorkload can run and how GPUPacking scores each node."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from generator import gpu, pipeline
+from generator.cost import SampleError, parse_timestamp
+from generator.inputs import read_input
+from generator.policy import Policy
+from generator.problems import Problem, Severity, exit_code
+from generator.reporters import report
+
+
+def _gpu_pods(policy_dir: Path, targets: tuple[str, ...]) -> tuple[list[tuple[gpu.GpuPod, Policy]], list[Problem]]:
+    """Each GpuWorkload's Pod spec exactly as rendered (first target that renders it)."""
+    renders, problems = pipeline.render_targets(policy_dir, targets)
+    found: dict[str, tuple[gpu.GpuPod, Policy]] = {}
+    for rendered in renders:
+        for manifest in rendered.manifests:
+            policy = manifest.policy
+            if policy.kind != "GpuWorkload" or manifest.kind not in ("Pod", "Job") or policy.name in found:
+                continue
+            spec = manifest.obj["spec"]
+            pod_spec = spec["template"]["spec"] if manifest.kind == "Job" else spec
+            found[policy.name] = (gpu.GpuPod(policy.name, policy.spec["gpu"]["resource"], pod_spec), policy)
+    return [found[name] for name in sorted(found)], problems
+
+
+def _table(rows: list[gpu.Placement]) -> str:
+    header = ("WORKLOAD", "NODE", "FEASIBLE", "SCORE", "REASON")
+    cells = [header] + [
+        (r.workload, r.node, "yes" if r.feasible else "no", "-" if r.score is None else str(r.score), r.reason)
+        for r in rows
+    ]
+    widths = [max(len(c[i]) for c in cells) for i in range(4)]
+    return "".join("  ".join(c[i].ljust(widths[i]) for i in range(4)) + "  " + c[4] + "\n" for c in cells)
+
+
+def run(
+    nodes_path: Path,
+    pods_path: Path | None,
+    utilization_path: Path | None,
+    policy_dir: Path,
+    targets: tuple[str, ...],
+    now_text: str | None,
+    max_age: float,
+    fmt: str,
+) -> int:
+    problems: list[Problem] = []
+    source, found = read_input(nodes_path)
+    problems += found
+    nodes: list[gpu.Node] = []
+    if source is not None:
+        nodes, found = gpu.read_nodes(source)
+        problems += found
+    if pods_path is not None and nodes:
+        pods, found = read_input(pods_path)
+        problems += found if pods is None else found + gpu.add_pod_requests(pods, nodes)
+    utilization = None
+    if utilization_path is not None:
+        try:
+            now = parse_timestamp(now_text, "--now") if now_text is not None else datetime.now(UTC)
+        except SampleError as err:
+            problems.append(Problem("--now", 0, 0, "utilization-now", Severity.ERROR, str(err)))
+            now = None
+        samples, found = read_input(utilization_path)
+        problems += found
+        if samples is not None and now is not None:
+            utilization, found = gpu.read_utilization(samples, now, max_age)
+            problems += found
+    workloads, found = _gpu_pods(policy_dir, targets)
+    problems += found
+    if pipeline.has_errors(problems):
+        report(problems, "text", sys.stderr)
+        return 1
+
+    rows: list[gpu.Placement] = []
+    for pod, policy in workloads:
+        placements = gpu.explain(pod, nodes, utilization)
+        rows += placements
+        if not any(p.feasible for p in placements):
+            problems.append(
+                policy.doc.problem(
+                    ("metadata", "name"),
+                    "gpu-unschedulable",
+                    f"no node in the inventory can hold GpuWorkload {pod.name!r}",
+                    hint="check the model/memory labels and free GPUs in the reasons",
+                )
+            )
+        problems += {
+            Problem(str(utilization_path), 0, 0, "utilization-missing", Severity.ERROR, f"node {p.node}: {p.reason}")
+            for p in placements
+            if p.feasible and p.score is None
+        }
+    if fmt == "json":
+        print(json.dumps([r.as_dict() for r in rows], indent=2))
+    else:
+        sys.stdout.write(_table(rows))
+    if problems:
+        report(problems, "text", sys.stderr)
+    return exit_code(problems)

@@ -1,0 +1,444 @@
+"""What kube-scheduler will do with a GPU Pod: required node affinity, GPU fit, and the GPUPacking score.
+
+The score is the seed's Go plugin, line for line; Pod requests follow
+k8s.io/component-helpers/resource.PodRequests (init containers, sidecars, overhead), and
+node affinity follows k8s.io/component-helpers/scheduling/corev1/nodeaffinity.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from generator.cost import SampleError, parse_timestamp
+from generator.inputs import InputFile
+from generator.load import Path_
+from generator.problems import Problem
+from generator.quantity import parse_quantity
+
+POD_LEVEL_RESOURCES = frozenset({"cpu", "memory"})
+TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+_INT64 = re.compile(r"^[+-]?[0-9]+$")
+_INT64_MAX = 2**63 - 1
+
+
+@dataclass
+class Node:
+    name: str
+    labels: dict[str, str]
+    allocatable: dict[str, Decimal]
+    requested: dict[str, Decimal] = field(default_factory=dict)
+    path: Path_ = ()
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One row of `gen explain gpu`: a workload on a node."""
+
+    workload: str
+    node: str
+    feasible: bool
+    score: int | None
+    reason: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "workload": self.workload,
+            "node": self.node,
+            "feasible": self.feasible,
+            "score": self.score,
+            "reason": self.reason,
+        }
+
+
+class InventoryError(ValueError):
+    def __init__(self, path: Path_, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+# --- reading inventories -------------------------------------------------------------
+
+
+def _quantities(value: Any, path: Path_) -> dict[str, Decimal]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InventoryError(path, "must be a mapping of resource names to quantities")
+    out: dict[str, Decimal] = {}
+    for name, raw in value.items():
+        parsed = parse_quantity(raw)
+        if parsed is None:
+            raise InventoryError((*path, name), f"{raw!r} is not a Kubernetes quantity")
+        out[str(name)] = parsed
+    return out
+
+
+def _labels(value: Any, path: Path_) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(v, str) for v in value.values()):
+        raise InventoryError(path, "labels must map names to strings (quote numbers and booleans)")
+    return {str(k): v for k, v in value.items()}
+
+
+_LIST_FIELDS = frozenset({"name", "labels", "allocatable", "requested"})
+
+
+def _list_entry(entry: Any, path: Path_) -> Node:
+    if not isinstance(entry, Mapping):
+        raise InventoryError(path, "a node entry must be a mapping {name, labels, allocatable, requested}")
+    unknown = sorted(set(entry) - _LIST_FIELDS)
+    if unknown:
+        raise InventoryError(
+            (*path, unknown[0]), f"unknown field {unknown[0]!r} (fields: {', '.join(sorted(_LIST_FIELDS))})"
+        )
+    name = entry.get("name")
+    if not isinstance(name, str) or not name:
+        raise InventoryError(path, "a node entry needs a name")
+    return Node(
+        name,
+        _labels(entry.get("labels"), (*path, "labels")),
+        _quantities(entry.get("allocatable"), (*path, "allocatable")),
+        _quantities(entry.get("requested"), (*path, "requested")),
+        path,
+    )
+
+
+def _node_object(obj: Any, path: Path_) -> Node:
+    if not isinstance(obj, Mapping) or obj.get("kind", "Node") != "Node":
+        raise InventoryError(path, "expected a Node object")
+    meta = obj.get("metadata") or {}
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    if not isinstance(name, str) or not name:
+        raise InventoryError((*path, "metadata"), "a Node needs metadata.name")
+    status = obj.get("status") or {}
+    if not isinstance(status, Mapping):
+        raise InventoryError((*path, "status"), "status must be a mapping")
+    return Node(
+        name,
+        _labels(meta.get("labels"), (*path, "metadata", "labels")),
+        _quantities(status.get("allocatable"), (*path, "status", "allocatable")),
+        {},
+        path,
+    )
+
+
+def _items(data: Any) -> tuple[list[Any], Path_] | None:
+    """The items of a kubectl List/NodeList/PodList, or None when data is not one."""
+    if isinstance(data, Mapping) and isinstance(data.get("items"), list):
+        return data["items"], ("items",)
+    return None
+
+
+def read_nodes(source: InputFile) -> tuple[list[Node], list[Problem]]:
+    """Nodes from `kubectl get nodes -o json` (a List, or one Node) or a YAML list of entries."""
+    data = source.data
+    try:
+        listed = _items(data)
+        if listed is not None:
+            items, base = listed
+            nodes = [_node_object(obj, (*base, i)) for i, obj in enumerate(items)]
+        elif isinstance(data, Mapping):
+            nodes = [_node_object(data, ())]
+        elif isinstance(data, list):
+            nodes = [_list_entry(entry, (i,)) for i, entry in enumerate(data)]
+        else:
+            raise InventoryError((), "expected `kubectl get nodes -o json` output or a list of nodes")
+    except InventoryError as err:
+        return [], [source.problem(err.path, "inventory-invalid", str(err))]
+    seen: dict[str, Node] = {}
+    problems = []
+    for node in nodes:
+        if node.name in seen:
+            problems.append(
+                source.problem(node.path, "inventory-duplicate-node", f"node {node.name!r} is listed twice")
+            )
+        seen[node.name] = node
+    return nodes, problems
+
+
+def add_pod_requests(source: InputFile, nodes: list[Node]) -> list[Problem]:
+    """Sum what non-terminated Pods bound to each node request, as the scheduler's NodeInfo does."""
+    listed = _items(source.data)
+    if listed is None:
+        return [source.problem((), "inventory-invalid", "expected `kubectl get pods -A -o json` output (a List)")]
+    by_name = {node.name: node for node in nodes}
+    for node in nodes:
+        if node.requested:
+            return [
+                source.problem(
+                    (),
+                    "inventory-requested-twice",
+                    f"node {node.name!r} states `requested` and --pods would sum it again",
+                    hint="give requested amounts in the inventory or --pods, not both",
+                )
+            ]
+    items, base = listed
+    problems = []
+    for i, pod in enumerate(items):
+        path = (*base, i)
+        if not isinstance(pod, Mapping) or not isinstance(pod.get("spec"), Mapping):
+            problems.append(source.problem(path, "inventory-invalid", "expected a Pod object with a spec"))
+            continue
+        status = pod.get("status")
+        phase = status.get("phase") if isinstance(status, Mapping) else None
+        bound = by_name.get(pod["spec"].get("nodeName") or "")
+        if bound is None or phase in TERMINAL_PHASES:
+            continue
+        try:
+            requests = pod_requests(pod["spec"], (*path, "spec"))
+        except InventoryError as err:
+            problems.append(source.problem(err.path, "inventory-invalid", str(err)))
+            continue
+        _add(bound.requested, requests)
+    return problems
+
+
+# --- Kubernetes semantics ------------------------------------------------------------
+
+
+def _container_requests(container: Any, path: Path_) -> dict[str, Decimal]:
+    """Requests as the API server stores them: a limit without a request defaults the request."""
+    resources = container.get("resources") or {} if isinstance(container, Mapping) else {}
+    if not isinstance(resources, Mapping):
+        raise InventoryError(path, "resources must be a mapping")
+    limits = _quantities(resources.get("limits"), (*path, "resources", "limits"))
+    requests = _quantities(resources.get("requests"), (*path, "resources", "requests"))
+    return {**limits, **requests}
+
+
+def _add(total: dict[str, Decimal], extra: Mapping[str, Decimal]) -> None:
+    for name, amount in extra.items():
+        total[name] = total.get(name, Decimal(0)) + amount
+
+
+def _max(total: dict[str, Decimal], other: Mapping[str, Decimal]) -> None:
+    for name, amount in other.items():
+        if amount > total.get(name, Decimal(0)):
+            total[name] = amount
+
+
+def pod_requests(spec: Mapping[str, Any], path: Path_ = ()) -> dict[str, Decimal]:
+    """resource.PodRequests: containers and sidecars summed, the largest init step, plus overhead."""
+    reqs: dict[str, Decimal] = {}
+    for i, container in enumerate(spec.get("containers") or []):
+        _add(reqs, _container_requests(container, (*path, "containers", i)))
+    sidecars: dict[str, Decimal] = {}
+    init_peak: dict[str, Decimal] = {}
+    for i, container in enumerate(spec.get("initContainers") or []):
+        own = _container_requests(container, (*path, "initContainers", i))
+        if isinstance(container, Mapping) and container.get("restartPolicy") == "Always":
+            _add(reqs, own)
+            _add(sidecars, own)
+            step = dict(sidecars)
+        else:
+            step = dict(own)
+            _add(step, sidecars)
+        _max(init_peak, step)
+    _max(reqs, init_peak)
+    pod_level = _quantities((spec.get("resources") or {}).get("requests"), (*path, "resources", "requests"))
+    pod_limits = _quantities((spec.get("resources") or {}).get("limits"), (*path, "resources", "limits"))
+    for name in POD_LEVEL_RESOURCES:
+        if name in pod_level or name in pod_limits:
+            reqs[name] = pod_level.get(name, pod_limits.get(name, Decimal(0)))
+    _add(reqs, _quantities(spec.get("overhead"), (*path, "overhead")))
+    return reqs
+
+
+def _int64(text: str) -> int | None:
+    if not _INT64.match(text):
+        return None
+    value = int(text)
+    return value if -_INT64_MAX - 1 <= value <= _INT64_MAX else None
+
+
+def _requirement_mismatch(expr: Mapping[str, Any], value: str | None, what: str) -> str | None:
+    """Why a NodeSelectorRequirement does not match (None when it does)."""
+    op, values = expr.get("operator"), list(expr.get("values") or [])
+    key = expr.get("key")
+    if op == "In":
+        return (
+            None
+            if value in values
+            else f"{what} {key}={value!r} is not in {values}"
+            if value is not None
+            else f"{what} {key} is missing"
+        )
+    if op == "NotIn":
+        return f"{what} {key}={value!r} is excluded" if value is not None and value in values else None
+    if op == "Exists":
+        return None if value is not None else f"{what} {key} is missing"
+    if op == "DoesNotExist":
+        return f"{what} {key} must be absent" if value is not None else None
+    if op in ("Gt", "Lt"):
+        bound = _int64(values[0]) if len(values) == 1 else None
+        if bound is None:
+            return f"{op} needs one integer value, got {values}"
+        if value is None:
+            return f"{what} {key} is missing"
+        have = _int64(value)
+        if have is None:
+            return f"{what} {key}={value!r} is not an integer"
+        ok = have > bound if op == "Gt" else have < bound
+        return None if ok else f"{what} {key}={value} is not {'greater' if op == 'Gt' else 'less'} than {bound}"
+    return f"unknown operator {op!r}"
+
+
+def _term_mismatch(term: Mapping[str, Any], node: Node) -> str | None:
+    exprs = list(term.get("matchExpressions") or [])
+    fields = list(term.get("matchFields") or [])
+    if not exprs and not fields:
+        return "an empty node selector term matches no node"
+    for expr in exprs:
+        reason = _requirement_mismatch(expr, node.labels.get(str(expr.get("key"))), "label")
+        if reason:
+            return reason
+    for expr in fields:
+        value = node.name if expr.get("key") == "metadata.name" else None
+        reason = _requirement_mismatch(expr, value, "field")
+        if reason:
+            return reason
+    return None
+
+
+def affinity_mismatch(spec: Mapping[str, Any], node: Node) -> str | None:
+    """Why the Pod's nodeSelector or required node affinity rejects the node (None when it fits)."""
+    for key, want in (spec.get("nodeSelector") or {}).items():
+        have = node.labels.get(key)
+        if have != want:
+            return f"nodeSelector {key}={want!r}: node has {have!r}" if have is not None else f"label {key} is missing"
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ) or {}
+    terms = required.get("nodeSelectorTerms")
+    if terms is None:
+        return None
+    reasons = []
+    for term in terms:
+        reason = _term_mismatch(term, node)
+        if reason is None:
+            return None
+        reasons.append(reason)
+    return "; or ".join(reasons) or "no node selector terms"
+
+
+def packing_score(allocatable: int, requested: int, needed: int) -> int:
+    """The seed's GPUPacking Score: favour the node the Pod leaves with the fewest free GPUs."""
+    if needed == 0:
+        return 0
+    remaining = allocatable - requested - needed
+    if remaining < 0:
+        return 0  # a score cannot exclude a node; NodeResourcesFit does
+    if remaining >= 10:
+        return 0
+    return 100 - remaining * 10
+
+
+def _whole(amount: Decimal, what: str) -> int:
+    if amount != amount.to_integral_value():
+        raise ValueError(f"{what} {amount} is not a whole number of GPUs")
+    return int(amount)
+
+
+# --- utilization (the seed's illustrative 70:30 blend) -------------------------------
+
+
+@dataclass(frozen=True)
+class Utilization:
+    value: Decimal
+    observed_at: datetime
+
+
+def read_utilization(
+    source: InputFile, now: datetime, max_age_seconds: float
+) -> tuple[dict[str, Utilization | str], list[Problem]]:
+    """Node -> fresh sample, or node -> why its sample cannot be used."""
+    if not isinstance(source.data, list):
+        return {}, [source.problem((), "utilization-invalid", "expected a list of {node, utilization, observed_at}")]
+    out: dict[str, Utilization | str] = {}
+    problems = []
+    for i, entry in enumerate(source.data):
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("node"), str):
+            problems.append(
+                source.problem((i,), "utilization-invalid", "an entry needs node, utilization, observed_at")
+            )
+            continue
+        node, value = entry["node"], entry.get("utilization")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+            out[node] = f"utilization {value!r} is not a finite number in [0, 1]"
+            problems.append(source.problem((i, "utilization"), "utilization-invalid", f"node {node}: {out[node]}"))
+            continue
+        try:
+            observed = parse_timestamp(entry.get("observed_at"), "observed_at")
+        except SampleError as err:
+            out[node] = str(err)
+            problems.append(source.problem((i, "observed_at"), "utilization-invalid", f"node {node}: {err}"))
+            continue
+        age = (now - observed).total_seconds()
+        if age > max_age_seconds or age < -5:
+            out[node] = f"utilization sample is {'stale' if age > 0 else 'from the future'} ({age:g}s old)"
+            problems.append(source.problem((i, "observed_at"), "utilization-stale", f"node {node}: {out[node]}"))
+            continue
+        out[node] = Utilization(Decimal(str(value)), observed)
+    return out, problems
+
+
+def blended_score(packing: int, utilization: Decimal) -> int:
+    """(packing * 7 + utilizationScore * 3) / 10 with utilizationScore = (1 - utilization) * 100, floored."""
+    return int((packing * 7 + (1 - utilization) * 100 * 3) // 10)
+
+
+# --- the preview ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GpuPod:
+    """A rendered GPU workload: its name, GPU resource and Pod spec."""
+
+    name: str
+    resource: str
+    spec: Mapping[str, Any]
+
+
+def explain(
+    pod: GpuPod, nodes: Iterable[Node], utilization: Mapping[str, Utilization | str] | None = None
+) -> list[Placement]:
+    needed = _whole(pod_requests(pod.spec).get(pod.resource, Decimal(0)), f"{pod.name} requests")
+    rows = []
+    for node in nodes:
+        reasons = []
+        mismatch = affinity_mismatch(pod.spec, node)
+        if mismatch:
+            reasons.append(f"node affinity: {mismatch}")
+        try:
+            allocatable = _whole(node.allocatable.get(pod.resource, Decimal(0)), f"allocatable {pod.resource}")
+            requested = _whole(node.requested.get(pod.resource, Decimal(0)), f"requested {pod.resource}")
+        except ValueError as err:
+            rows.append(Placement(pod.name, node.name, False, None, str(err)))
+            continue
+        free = allocatable - requested
+        if needed > free:
+            reasons.append(
+                f"insufficient {pod.resource}: needs {needed}, {free} free ({allocatable} allocatable, {requested} requested)"
+            )
+        if reasons:
+            rows.append(Placement(pod.name, node.name, False, None, "; ".join(reasons)))
+            continue
+        score = packing_score(allocatable, requested, needed)
+        remaining = free - needed
+        reason = f"fits; {remaining} {pod.resource} left free"
+        reason += ": packing score 0 (10 or more left)" if remaining >= 10 else f": packing score {score}"
+        if utilization is not None:
+            sample = utilization.get(node.name, "no utilization sample for this node")
+            if isinstance(sample, str):
+                rows.append(Placement(pod.name, node.name, True, None, f"{reason}; {sample}"))
+                continue
+            score = blended_score(score, sample.value)
+            reason += f"; utilization {sample.value} -> blended score {score}"
+        rows.append(Placement(pod.name, node.name, True, score, reason))
+    return rows
