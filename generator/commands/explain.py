@@ -60,6 +60,7 @@ def run(
     if pods_path is not None and nodes:
         pods, found = read_input(pods_path)
         problems += found if pods is None else found + gpu.add_pod_requests(pods, nodes)
+    sample_problems: list[Problem] = []
     utilization = None
     if utilization_path is not None:
         try:
@@ -70,14 +71,15 @@ def run(
         samples, found = read_input(utilization_path)
         problems += found
         if samples is not None and now is not None:
-            utilization, found = gpu.read_utilization(samples, now, max_age)
-            problems += found
+            # a bad sample spoils only its node's score, so the report still goes out
+            utilization, sample_problems = gpu.read_utilization(samples, now, max_age)
     workloads, found = _gpu_pods(policy_dir, targets)
-    problems += found
+    problems += [p for p in found if p.severity > Severity.INFO]  # advice belongs to `gen lint`
     if pipeline.has_errors(problems):
         report(problems, "text", sys.stderr)
         return 1
 
+    problems += sample_problems
     rows: list[gpu.Placement] = []
     for pod, policy in workloads:
         placements = gpu.explain(pod, nodes, utilization)

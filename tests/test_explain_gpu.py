@@ -1,0 +1,241 @@
+"""`gen explain gpu`: feasibility and the seed's GPUPacking score over node inventories."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from generator.gpu import Node, affinity_mismatch, packing_score, pod_requests
+from tests.conftest import POLICIES, Run
+
+MODEL = "training.example.com/gpu-model"
+MEMORY = "training.example.com/gpu-memory-mib"
+
+
+def go_score(allocatable: int, requested: int, needed: int) -> int:
+    """The seed's Go Score body, transcribed statement by statement."""
+    if needed == 0:
+        return 0
+    remaining = allocatable - requested - needed
+    if remaining < 0:
+        return 0
+    if remaining >= 10:
+        return 0
+    return 100 - remaining * 10
+
+
+@given(st.integers(0, 64), st.integers(0, 64), st.integers(0, 16))
+def test_packing_score_is_the_go_plugin(allocatable: int, requested: int, needed: int) -> None:
+    assert packing_score(allocatable, requested, needed) == go_score(allocatable, requested, needed)
+
+
+def kube_node(name: str, gpus: str | None, model: str | None = "A100", memory: str | None = "81920") -> dict[str, Any]:
+    labels = {"kubernetes.io/hostname": name}
+    if model is not None:
+        labels[MODEL] = model
+    if memory is not None:
+        labels[MEMORY] = memory
+    allocatable = {"cpu": "95690m", "memory": "1056762Mi", "pods": "250"}
+    if gpus is not None:
+        allocatable["nvidia.com/gpu"] = gpus
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "status": {"allocatable": allocatable, "capacity": allocatable},
+    }
+
+
+def kube_pod(node: str, gpus: int, phase: str = "Running", **spec: Any) -> dict[str, Any]:
+    container = {"name": "main", "image": "x", "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"p-{node}-{gpus}-{phase}", "namespace": "ml"},
+        "spec": {"nodeName": node, "containers": [container], **spec},
+        "status": {"phase": phase},
+    }
+
+
+def kube_list(items: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "List", "items": items, "metadata": {"resourceVersion": ""}}
+
+
+def explain(gen: Callable[..., Run], tmp_path: Path, nodes: object, *extra: str | Path) -> tuple[Run, dict[str, Any]]:
+    path = tmp_path / "nodes.json"
+    path.write_text(json.dumps(nodes))
+    result = gen("explain", "gpu", "--nodes", path, "--format", "json", *extra, POLICIES)
+    rows = {row["node"]: row for row in json.loads(result.out)} if result.out else {}
+    return result, rows
+
+
+def test_kubectl_inventory_with_pods(gen: Callable[..., Run], tmp_path: Path) -> None:
+    nodes = kube_list(
+        [
+            kube_node("over", "8"),  # 7 taken by pods: 2 needed leaves -1
+            kube_node("exact", "4"),  # 2 taken: remaining 0 -> 100
+            kube_node("some", "8"),  # init containers take 2 (not 3): remaining 4 -> 60
+            kube_node("nine", "11"),  # remaining 9 -> 10
+            kube_node("many", "12"),  # remaining 10 -> 0
+            kube_node("v100", "8", model="V100"),
+            kube_node("small", "8", memory="40960"),  # needs > 40959: exactly 40960 is enough
+            kube_node("smaller", "8", memory="40959"),
+            kube_node("unlabelled", "8", model=None, memory=None),
+            kube_node("cpu-only", None),
+        ]
+    )
+    pods = kube_list(
+        [
+            kube_pod("over", 4),
+            kube_pod("over", 3),
+            kube_pod("over", 8, phase="Succeeded"),  # terminated Pods hold nothing
+            kube_pod("exact", 2, phase="Pending"),
+            # init containers run one after another: the largest step counts, not their sum
+            kube_pod(
+                "some",
+                0,
+                initContainers=[
+                    {"name": "a", "image": "x", "resources": {"requests": {"nvidia.com/gpu": "1"}}},
+                    {"name": "b", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "2"}}},
+                ],
+            ),
+        ]
+    )
+    pods_path = tmp_path / "pods.json"
+    pods_path.write_text(json.dumps(pods))
+    result, rows = explain(gen, tmp_path, nodes, "--pods", pods_path)
+    assert result.code == 0, result.err
+    got = {name: (row["feasible"], row["score"]) for name, row in rows.items()}
+    assert got == {
+        "over": (False, None),
+        "exact": (True, 100),
+        "some": (True, 60),
+        "nine": (True, 10),
+        "many": (True, 0),
+        "v100": (False, None),
+        "small": (True, 40),
+        "smaller": (False, None),
+        "unlabelled": (False, None),
+        "cpu-only": (False, None),
+    }
+    assert "insufficient nvidia.com/gpu: needs 2, 1 free" in rows["over"]["reason"]
+    assert "V100" in rows["v100"]["reason"] and "40959" in rows["smaller"]["reason"]
+    assert set(rows["exact"]) == {"workload", "node", "feasible", "score", "reason"}
+
+
+def test_yaml_inventory_and_a_workload_that_fits_nowhere(gen: Callable[..., Run], tmp_path: Path) -> None:
+    path = tmp_path / "nodes.yaml"
+    path.write_text(
+        f"- name: busy\n  labels: {{{MODEL}: A100, {MEMORY}: '81920'}}\n"
+        "  allocatable: {nvidia.com/gpu: 8}\n  requested: {nvidia.com/gpu: 7}\n"
+    )
+    result = gen("explain", "gpu", "--nodes", path, POLICIES)
+    assert result.code == 1
+    assert "busy" in result.out and "no" in result.out.split()
+    assert "gpu-reservation-demo.yaml:" in result.err and "gpu-unschedulable" in result.err
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("- name: a\n  allocatable: {nvidia.com/gpu: lots}\n", ":2:"),
+        ("- name: a\n  allocatable: {nvidia.com/gpu: 1}\n  requestd: {}\n", ":3:"),
+        ("- labels: {}\n", ":1:"),
+        ("- name: a\n  labels: {x: 1}\n", ":2:"),
+        ("- name: a\n- name: a\n", ":2:"),
+        ("- name: a\n  allocatable: {nvidia.com/gpu: 500m}\n", ""),
+        ("42\n", ":1:"),
+        ("- [\n", ":2:"),
+    ],
+)
+def test_bad_inventories_are_located(gen: Callable[..., Run], tmp_path: Path, text: str, where: str) -> None:
+    path = tmp_path / "nodes.yaml"
+    path.write_text(text)
+    result = gen("explain", "gpu", "--nodes", path, POLICIES)
+    assert result.code == 1
+    assert "Traceback" not in result.err
+    if where:
+        assert f"nodes.yaml{where}" in result.err
+    else:
+        assert "not a whole number" in result.out
+
+
+def test_requested_twice_is_refused(gen: Callable[..., Run], tmp_path: Path) -> None:
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text("- name: a\n  allocatable: {nvidia.com/gpu: 8}\n  requested: {nvidia.com/gpu: 1}\n")
+    pods = tmp_path / "pods.json"
+    pods.write_text(json.dumps(kube_list([])))
+    result = gen("explain", "gpu", "--nodes", nodes, "--pods", pods, POLICIES)
+    assert result.code == 1 and "inventory-requested-twice" in result.err
+
+
+def test_utilization_blend_and_missing_samples(gen: Callable[..., Run], tmp_path: Path) -> None:
+    nodes = kube_list([kube_node("a", "4"), kube_node("b", "4"), kube_node("c", "4"), kube_node("d", "4")])
+    samples = tmp_path / "util.json"
+    samples.write_text(
+        json.dumps(
+            [
+                {"node": "a", "utilization": 0.25, "observed_at": "2026-12-02T10:00:00Z"},
+                {"node": "b", "utilization": 0.5, "observed_at": "2026-12-02T09:58:00Z"},  # stale
+                {"node": "c", "utilization": 1.5, "observed_at": "2026-12-02T10:00:00Z"},
+            ]
+        )
+    )
+    now = "2026-12-02T10:00:20Z"
+    result, rows = explain(gen, tmp_path, nodes, "--utilization", samples, "--now", now)
+    assert result.code == 1
+    # packing 80 (2 left), utilization score 75: (80 * 7 + 75 * 3) / 10 = 78.5 -> 78
+    assert rows["a"]["score"] == 78
+    assert rows["b"]["score"] is None and "stale" in rows["b"]["reason"]
+    assert rows["c"]["score"] is None
+    assert rows["d"]["score"] is None and "no utilization sample" in rows["d"]["reason"]
+    assert "utilization-stale" in result.err and "utilization-missing" in result.err
+
+
+def test_pod_requests_follow_kubernetes() -> None:
+    def c(name: str, gpus: str, **extra: Any) -> dict[str, Any]:
+        return {"name": name, "resources": {"requests": {"nvidia.com/gpu": gpus, "cpu": "1"}}, **extra}
+
+    spec = {
+        "initContainers": [c("sidecar", "1", restartPolicy="Always"), c("init", "3")],
+        "containers": [c("main", "2")],
+        "overhead": {"cpu": "250m"},
+        "resources": {"requests": {"memory": "1Gi"}},
+    }
+    reqs = pod_requests(spec)
+    # main + sidecar = 3; init step = 3 + sidecar 1 = 4 -> 4 GPUs
+    assert reqs["nvidia.com/gpu"] == 4
+    assert reqs["cpu"] == Decimal("2.25")  # max(1 + 1, 1 + 1) + overhead
+    assert reqs["memory"] == 2**30  # pod-level resources replace the container sum
+
+
+@pytest.mark.parametrize(
+    ("operator", "values", "label", "matches"),
+    [
+        ("In", ["A100", "H100"], "H100", True),
+        ("In", ["A100"], None, False),
+        ("NotIn", ["V100"], None, True),
+        ("NotIn", ["V100"], "V100", False),
+        ("Exists", [], "x", True),
+        ("DoesNotExist", [], "x", False),
+        ("Gt", ["40959"], "40960", True),
+        ("Gt", ["40959"], "40959", False),
+        ("Gt", ["40959"], "40gb", False),
+        ("Lt", ["10"], "9", True),
+        ("Gt", ["0"], "1", True),
+    ],
+)
+def test_node_affinity_operators(operator: str, values: list[str], label: str | None, matches: bool) -> None:
+    node = Node("n", {} if label is None else {"k": label}, {})
+    term = {"matchExpressions": [{"key": "k", "operator": operator, "values": values}]}
+    spec = {
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
+    }
+    assert (affinity_mismatch(spec, node) is None) is matches
