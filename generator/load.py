@@ -8,7 +8,7 @@ every later stage can point at the exact line of a policy file.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -255,3 +255,24 @@ def iter_yaml_files(root: Path) -> Iterator[Path]:
             continue
         if path.is_file() and path.suffix in YAML_SUFFIXES:
             yield path
+
+
+def _display(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root.parent).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def load_documents(paths: Iterable[Path]) -> tuple[list[Document], list[Problem]]:
+    docs: list[Document] = []
+    problems: list[Problem] = []
+    for root in paths:
+        if not root.exists():
+            problems.append(Problem(str(root), 0, 0, "file-missing", Severity.ERROR, "no such file or directory"))
+            continue
+        for path in iter_yaml_files(root):
+            found, errs = load_file(path, str(path) if path == root else _display(path, root))
+            docs.extend(found)
+            problems.extend(errs)
+    return docs, problems

@@ -6,19 +6,16 @@ command and decides nothing about presentation.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator import rules, write
-from generator.errors import GeneratorError
-from generator.load import Document, iter_yaml_files, load_file
-from generator.policy import Policy, build_policies, builtin_policy
-from generator.problems import Problem, Severity, json_path
+from generator import write
+from generator.problems import Problem, Severity, has_errors, json_path
 from generator.render import Manifest, TargetRender, render_gitops, render_target
 from generator.serialize import dump_yaml
-from generator.targets import GITOPS_DIR, Target, resolve_targets
+from generator.targets import GITOPS_DIR, Target
 from generator.validate_manifests import ManifestValidator
+from generator.validate_policies import check_policies, load_policies
 
 
 @dataclass(frozen=True)
@@ -32,69 +29,6 @@ class RenderOptions:
 class RenderResult:
     problems: list[Problem] = field(default_factory=list)
     plans: list[write.DirPlan] = field(default_factory=list)
-
-
-def _display(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root.parent).as_posix()
-    except ValueError:
-        return path.as_posix()
-
-
-def load_documents(paths: Iterable[Path]) -> tuple[list[Document], list[Problem]]:
-    docs: list[Document] = []
-    problems: list[Problem] = []
-    for root in paths:
-        if not root.exists():
-            problems.append(Problem(str(root), 0, 0, "file-missing", Severity.ERROR, "no such file or directory"))
-            continue
-        for path in iter_yaml_files(root):
-            found, errs = load_file(path, str(path) if path == root else _display(path, root))
-            docs.extend(found)
-            problems.extend(errs)
-    return docs, problems
-
-
-def load_policies(paths: Iterable[Path]) -> tuple[list[Policy], list[Problem]]:
-    """Stages 1 and 2a: documents -> schema-valid policies with defaults."""
-    docs, problems = load_documents(paths)
-    policies, found = build_policies(docs)
-    return policies, problems + found
-
-
-def check_policies(policies: list[Policy], only: tuple[str, ...] = ()) -> tuple[list[Target], list[Problem]]:
-    """Stage 2b: targets and cross-policy rules (each problem reported once)."""
-    targets, problems = resolve_targets(policies, only)
-    seen: set[Problem] = set(problems)
-    for target in targets:
-        for problem in rules.check_target(target):
-            if problem not in seen:
-                seen.add(problem)
-                problems.append(problem)
-    return targets, problems
-
-
-def lint(paths: Sequence[Path]) -> list[Problem]:
-    """Policy checks for the given files, judged within the policy directory each belongs to."""
-    files = [p.resolve() for p in paths]
-    roots = sorted({f.parent if f.is_file() else f for f in files})
-    policies, problems = load_policies(roots)
-    _, semantic = check_policies(policies)
-    wanted = {p.as_posix() for p in files}
-    all_problems = problems + semantic
-
-    def asked(problem: Problem) -> bool:
-        return any(problem.file == w or _matches(problem.file, w) for w in wanted)
-
-    return [p for p in all_problems if asked(p)]
-
-
-def _matches(display: str, absolute: str) -> bool:
-    return (
-        absolute.endswith("/" + display)
-        or absolute.startswith(display.rstrip("/") + "/")
-        or display.startswith(absolute)
-    )
 
 
 def _header(manifest: Manifest) -> str:
@@ -206,24 +140,3 @@ def render(options: RenderOptions) -> RenderResult:
 
 def _declared_plugins(target: Target) -> list[str]:
     return sorted({p for s in target.of_kind("Scheduler") for p in s.spec["outOfTreePlugins"]})
-
-
-def has_errors(problems: Iterable[Problem], strict: bool = False) -> bool:
-    threshold = Severity.WARNING if strict else Severity.ERROR
-    return any(p.severity >= threshold for p in problems)
-
-
-def deletion_cost_policy(policy_dir: Path | None, only: tuple[str, ...] = ()) -> tuple[Policy, list[Problem]]:
-    """The DeletionCostPolicy of the selected targets (the built-in one when there is none)."""
-    if policy_dir is None:
-        return builtin_policy("DeletionCostPolicy"), []
-    policies, problems = load_policies([policy_dir])
-    if has_errors(problems):
-        return builtin_policy("DeletionCostPolicy"), problems
-    targets, problems = resolve_targets(policies, only)
-    chosen = {p.name: p for t in targets for p in t.of_kind("DeletionCostPolicy")}
-    if len(chosen) > 1:
-        raise GeneratorError(
-            f"targets use different DeletionCostPolicies ({', '.join(sorted(chosen))}); choose one with --target"
-        )
-    return next(iter(chosen.values()), builtin_policy("DeletionCostPolicy")), problems

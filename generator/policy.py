@@ -10,15 +10,15 @@ import difflib
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
-
-import jsonschema
-from jsonschema.exceptions import best_match
+from typing import TYPE_CHECKING, Any
 
 from generator import schemas
 from generator.errors import GeneratorError
 from generator.load import Document, Scalar, SourceMap
 from generator.problems import Problem
+
+if TYPE_CHECKING:
+    import jsonschema
 
 
 @dataclass
@@ -59,6 +59,8 @@ def _yaml11_hint(scalar: Scalar | None, expected: Any) -> str:
 
 
 def _schema_problem(doc: Document, err: jsonschema.ValidationError) -> Problem:
+    from jsonschema.exceptions import best_match  # only invalid policies pay for the reference validator
+
     if err.context:
         deepest = best_match(err.context)
         if deepest is not None and len(deepest.absolute_path) >= len(err.absolute_path):

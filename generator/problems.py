@@ -42,10 +42,14 @@ class Problem:
         }
 
 
-def exit_code(problems: Iterable[Problem], strict: bool = False) -> int:
-    """0 when clean, 1 when an error (or, with strict, a warning) was found."""
+def has_errors(problems: Iterable[Problem], strict: bool = False) -> bool:
+    """An error, or with strict a warning, among problems: what makes a command fail."""
     threshold = Severity.WARNING if strict else Severity.ERROR
-    return 1 if any(p.severity >= threshold for p in problems) else 0
+    return any(p.severity >= threshold for p in problems)
+
+
+def exit_code(problems: Iterable[Problem], strict: bool = False) -> int:
+    return 1 if has_errors(problems, strict) else 0
 
 
 def json_path(path: Iterable[object]) -> str:

@@ -168,6 +168,8 @@ def _template_line(err: BaseException, template: str) -> int:
 
 def render_yaml(template: str, context: dict[str, Any]) -> Any:
     text = render_text(template, context)
+    if not text.strip():
+        return None  # a template whose condition is off renders nothing
     try:
         return yaml.load(text, Loader=SAFE_LOADER)
     except yaml.YAMLError as err:

@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-from referencing import Registry, Resource
-from referencing.exceptions import Unresolvable
-from referencing.jsonschema import DRAFT202012
+import jsonschema_rs
 
 from generator.errors import GeneratorError
 from generator.resources import data_dir
+
+if TYPE_CHECKING:  # the reference implementation is imported only to explain an invalid instance
+    import jsonschema
+    from referencing import Registry, Resource
 
 POLICY_API_VERSION = "gen/v1alpha1"
 POLICY_KINDS = ("Target", "Scheduler", "GpuWorkload", "ReplicatedService", "DeletionCostPolicy", "Monitoring")
@@ -58,36 +59,92 @@ def _read(name: str) -> Any:
 
 
 def _retrieve(uri: str) -> Resource[Any]:
+    from referencing import Resource
+    from referencing.jsonschema import DRAFT202012
+
     return Resource.from_contents(_read(uri), default_specification=DRAFT202012)
 
 
 @cache
 def _registry() -> Registry[Any]:
+    from referencing import Registry
+
     return Registry(retrieve=_retrieve)  # type: ignore[call-arg]
 
 
-@cache
-def validator(name: str) -> jsonschema.protocols.Validator:
-    """A compiled validator for one schema file, built once per process."""
-    schema = _read(name)
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    return cls(schema, registry=_registry(), format_checker=None)
+BUNDLED_BASE = "https://gen.invalid/schemas/"
 
 
-def policy_validator(kind: str) -> jsonschema.protocols.Validator:
-    return validator(policy_schema_file(kind))
+class TwoTierValidator:
+    """A schema compiled twice: jsonschema-rs answers "valid?" in microseconds; the reference
+    jsonschema implementation, built only when needed, explains what is wrong.
 
+    The verdict on an invalid instance is always the reference implementation's (no errors
+    from it means valid), so only "jsonschema-rs accepts what jsonschema rejects" could
+    differ; tests/test_verdict_parity.py checks that on a corpus of valid and invalid objects.
+    """
 
-def _resolve(schema: dict[str, Any], resolver: Any) -> tuple[dict[str, Any], Any]:
-    while "$ref" in schema:
+    def __init__(self, fast: Any, slow: Callable[[], jsonschema.protocols.Validator]) -> None:
+        self._fast = fast
+        self._slow_factory = slow
+        self._slow: jsonschema.protocols.Validator | None = None
+
+    def fast_verdict(self, instance: Any) -> bool | None:
+        """jsonschema-rs's verdict; None for values JSON cannot hold (YAML timestamps, huge integers)."""
         try:
-            resolved = resolver.lookup(schema["$ref"])
-        except Unresolvable as err:
-            raise GeneratorError(f"schema reference {schema['$ref']!r} does not resolve") from err
-        merged = {k: v for k, v in schema.items() if k != "$ref"}
-        schema = {**resolved.contents, **merged}
-        resolver = resolved.resolver
-    return schema, resolver
+            return bool(self._fast.is_valid(instance))
+        except (ValueError, TypeError, OverflowError):
+            return None
+
+    def iter_errors(self, instance: Any) -> Iterator[jsonschema.ValidationError]:
+        if self.fast_verdict(instance):
+            return
+        if self._slow is None:
+            self._slow = self._slow_factory()
+        yield from self._slow.iter_errors(instance)
+
+
+def _reference_validator(schema: Any, registry: Registry[Any]) -> jsonschema.protocols.Validator:
+    import jsonschema
+
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    return cls(schema, registry=registry, format_checker=None)
+
+
+@cache
+def _fast_registry() -> jsonschema_rs.Registry:
+    files = sorted(schema_dir().rglob("*.json"))  # policy schemas, defs.json and the bundled CRDs
+    return jsonschema_rs.Registry(
+        [
+            (BUNDLED_BASE + p.relative_to(schema_dir()).as_posix(), _read(p.relative_to(schema_dir()).as_posix()))
+            for p in files
+        ]
+    )
+
+
+@cache
+def validator(name: str) -> TwoTierValidator:
+    """The validator of one bundled schema file, compiled once per process."""
+    schema = _read(name)
+    fast = jsonschema_rs.validator_for(schema, registry=_fast_registry(), base_uri=BUNDLED_BASE + name)
+    return TwoTierValidator(fast, lambda: _reference_validator(schema, _registry()))
+
+
+def _resolve(schema: dict[str, Any], base: str) -> tuple[dict[str, Any], str]:
+    """Follow $ref (our schemas use only `file.json#/pointer` and `#/pointer`) to a schema and its file."""
+    while "$ref" in schema:
+        ref = schema["$ref"]
+        file, _, pointer = ref.partition("#")
+        file = file or base
+        try:
+            target: Any = _read(file)
+            for token in filter(None, pointer.split("/")):
+                target = target[token.replace("~1", "/").replace("~0", "~")]
+        except (KeyError, TypeError) as err:
+            raise GeneratorError(f"schema reference {ref!r} in {base} does not resolve") from err
+        schema = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+        base = file
+    return schema, base
 
 
 def apply_defaults(instance: Any, schema_name: str) -> Any:
@@ -95,34 +152,63 @@ def apply_defaults(instance: Any, schema_name: str) -> Any:
 
     Call only on schema-valid instances; defaults are deep-copied so no two policies share them.
     """
-    root = _read(schema_name)
-    resolver = _registry().resolver(base_uri=schema_name)
-    return _fill(copy.deepcopy(instance), root, resolver)
+    return _defaults_plan(schema_name).fill(copy.deepcopy(instance))
 
 
-def _fill(instance: Any, schema: Any, resolver: Any) -> Any:
-    if not isinstance(schema, dict):
+@cache
+def _defaults_plan(schema_name: str) -> _Defaults:
+    return _Defaults(_read(schema_name), schema_name)
+
+
+_NO_DEFAULT = object()
+
+
+class _Defaults:
+    """Where one schema location puts defaults; each part is resolved once, on first use.
+
+    Lazy construction follows only the paths instances actually take, so recursive schemas
+    cost nothing and a thousand policies of one kind resolve each $ref once.
+    """
+
+    __slots__ = ("_base", "_extra", "_items", "_props", "_schema")
+
+    def __init__(self, schema: Any, base: str) -> None:
+        self._schema, self._base = _resolve(schema, base) if isinstance(schema, dict) else ({}, base)
+        self._props: dict[str, tuple[Any, _Defaults]] | None = None
+        self._extra: _Defaults | None = None
+        self._items: _Defaults | None = None
+
+    def _properties(self) -> dict[str, tuple[Any, _Defaults]]:
+        if self._props is None:
+            self._props = {}
+            for key, sub in self._schema.get("properties", {}).items():
+                plan = _Defaults(sub, self._base)
+                default = plan._schema.get(
+                    "default", sub.get("default", _NO_DEFAULT) if isinstance(sub, dict) else _NO_DEFAULT
+                )
+                self._props[key] = (default, plan)
+        return self._props
+
+    def fill(self, instance: Any) -> Any:
+        if isinstance(instance, dict):
+            props = self._properties()
+            for key, (default, plan) in props.items():
+                if key not in instance and default is not _NO_DEFAULT:
+                    instance[key] = copy.deepcopy(default)
+                if key in instance:
+                    instance[key] = plan.fill(instance[key])
+            extra = self._schema.get("additionalProperties")
+            if isinstance(extra, dict):
+                if self._extra is None:
+                    self._extra = _Defaults(extra, self._base)
+                for key in instance:
+                    if key not in props:
+                        instance[key] = self._extra.fill(instance[key])
+        elif isinstance(instance, list) and isinstance(self._schema.get("items"), dict):
+            if self._items is None:
+                self._items = _Defaults(self._schema["items"], self._base)
+            return [self._items.fill(item) for item in instance]
         return instance
-    schema, resolver = _resolve(schema, resolver)
-    if isinstance(instance, dict):
-        props = schema.get("properties", {})
-        for key, sub in props.items():
-            if key not in instance:
-                sub_resolved, _ = _resolve(sub, resolver) if isinstance(sub, dict) else (sub, resolver)
-                if isinstance(sub_resolved, dict) and "default" in sub_resolved:
-                    instance[key] = copy.deepcopy(sub_resolved["default"])
-                elif isinstance(sub, dict) and "default" in sub:
-                    instance[key] = copy.deepcopy(sub["default"])
-            if key in instance:
-                instance[key] = _fill(instance[key], sub, resolver)
-        extra = schema.get("additionalProperties")
-        if isinstance(extra, dict):
-            for key in instance:
-                if key not in props:
-                    instance[key] = _fill(instance[key], extra, resolver)
-    elif isinstance(instance, list) and isinstance(schema.get("items"), dict):
-        return [_fill(item, schema["items"], resolver) for item in instance]
-    return instance
 
 
 def iter_schema_errors(name: str, instance: Any) -> Iterator[jsonschema.ValidationError]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -55,16 +56,100 @@ def canonical(obj: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+_DUMP_OPTIONS: dict[str, Any] = {
+    "Dumper": _Dumper,
+    "sort_keys": False,
+    "default_flow_style": False,
+    "allow_unicode": True,
+    "width": 1 << 16,
+    "indent": 2,
+}
+# Characters YAML treats as line breaks: strings holding one take PyYAML's block/quoting paths.
+_BREAKS = frozenset("\n\r\x85\u2028\u2029")
+_SIMPLE_KEY_MAX = 128  # libyaml writes keys of more UTF-8 bytes as "? key"
+
+
+class _NeedsFullDumper(Exception):
+    pass
+
+
+@lru_cache(maxsize=65536)
+def _scalar_text(value: Any, kind: Any, key: bool) -> str | None:
+    """How PyYAML spells one scalar, or None where only PyYAML itself may write it (memoized:
+    manifests repeat most of their scalars)."""
+    del kind  # part of the cache key only: 1, 1.0 and True are equal but spelled differently
+    if isinstance(value, str):
+        if _BREAKS.intersection(value) or (key and len(value.encode("utf-8", "surrogatepass")) >= _SIMPLE_KEY_MAX):
+            return None
+    elif value is not None and not isinstance(value, int | float):
+        return None
+    text: str = yaml.dump(value, **_DUMP_OPTIONS)
+    return text.removesuffix("\n...\n").removesuffix("\n")
+
+
+def _scalar(value: Any, key: bool = False) -> str:
+    try:
+        # -0.0 == 0.0 would share a cache entry, so floats are not cached
+        text = (
+            _scalar_text.__wrapped__(value, "float", key)
+            if isinstance(value, float)
+            else _scalar_text(value, type(value).__name__, key)
+        )
+    except TypeError:  # unhashable: not a scalar
+        text = None
+    if text is None:
+        raise _NeedsFullDumper
+    return text
+
+
+def _block(value: dict[Any, Any] | list[Any], indent: int, out: list[str]) -> None:
+    pad = " " * indent
+    if isinstance(value, dict):
+        for key, item in value.items():
+            head = pad + _scalar(key, key=True) + ":"
+            if isinstance(item, dict) and item:
+                out.append(head)
+                _block(item, indent + 2, out)
+            elif isinstance(item, list) and item:
+                out.append(head)
+                _block(item, indent, out)  # PyYAML writes a mapping's sequences indentless
+            else:
+                out.append(head + " " + _flow_empty_or_scalar(item))
+        return
+    for item in value:
+        if isinstance(item, dict | list) and item:
+            start = len(out)
+            _block(item, indent + 2, out)
+            out[start] = pad + "- " + out[start][indent + 2 :]
+        else:
+            out.append(pad + "- " + _flow_empty_or_scalar(item))
+
+
+def _flow_empty_or_scalar(value: Any) -> str:
+    if isinstance(value, dict | list):
+        return "{}" if isinstance(value, dict) else "[]"
+    return _scalar(value)
+
+
 def dump_yaml(obj: Any) -> str:
-    return yaml.dump(
-        obj,
-        Dumper=_Dumper,
-        sort_keys=False,
-        default_flow_style=False,
-        allow_unicode=True,
-        width=1 << 16,
-        indent=2,
-    )
+    """Block YAML exactly as PyYAML writes it with our options, built directly for the common case.
+
+    Manifests are plain nests of maps, lists and one-line scalars; building their lines here is
+    several times faster than PyYAML's representer. Anything else (multi-line text, long keys,
+    other types) goes through PyYAML itself, which stays the reference (tests compare both).
+    """
+    if isinstance(obj, dict | list) and obj:
+        out: list[str] = []
+        try:
+            _block(obj, 0, out)
+            return "\n".join(out) + "\n"
+        except _NeedsFullDumper:
+            pass
+    return dump_yaml_reference(obj)
+
+
+def dump_yaml_reference(obj: Any) -> str:
+    return yaml.dump(obj, **_DUMP_OPTIONS)
 
 
 def dump_json(obj: Any) -> str:

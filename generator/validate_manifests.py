@@ -15,6 +15,7 @@ from pathlib import Path as FsPath
 from typing import Any
 
 import jsonschema
+import jsonschema_rs
 import yaml
 from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
@@ -55,11 +56,26 @@ def schema_version(version: str) -> str:
     return usable[-1]
 
 
+K8S_BASE = "https://kubernetes.io/api/"  # the $id of kubernetes-validate's _definitions.json
+
+
 @cache
-def _k8s_registry(version: str) -> tuple[FsPath, Registry[Any]]:
+def _k8s_registry(version: str) -> tuple[FsPath, Any]:
     folder = _k8s_schema_root() / f"v{schema_version(version)}-local-strict"
     definitions = json.loads((folder / "_definitions.json").read_text(encoding="utf-8"))
-    return folder, Resource.from_contents(definitions) @ Registry()
+    return folder, definitions
+
+
+@cache
+def _k8s_reference_registry(version: str) -> Registry[Any]:
+    _, definitions = _k8s_registry(version)
+    return Resource.from_contents(definitions) @ Registry()
+
+
+@cache
+def _k8s_fast_registry(version: str) -> jsonschema_rs.Registry:
+    _, definitions = _k8s_registry(version)
+    return jsonschema_rs.Registry([(K8S_BASE + "_definitions.json", definitions)])
 
 
 def _schema_file_name(api_version: str, kind: str) -> str:
@@ -71,17 +87,21 @@ def _schema_file_name(api_version: str, kind: str) -> str:
 
 
 @cache
-def k8s_validator(version: str, api_version: str, kind: str) -> jsonschema.protocols.Validator | None:
+def k8s_validator(version: str, api_version: str, kind: str) -> schemas.TwoTierValidator | None:
     """The strict schema validator of one core kind, compiled once; None if Kubernetes has none."""
-    folder, registry = _k8s_registry(version)
-    path = folder / _schema_file_name(api_version, kind)
+    folder, _ = _k8s_registry(version)
+    name = _schema_file_name(api_version, kind)
+    path = folder / name
     if not path.is_file():
         return None
     schema = json.loads(path.read_text(encoding="utf-8"))
-    return jsonschema.Draft202012Validator(schema, registry=registry)
+    fast = jsonschema_rs.Draft202012Validator(schema, registry=_k8s_fast_registry(version), base_uri=K8S_BASE + name)
+    return schemas.TwoTierValidator(
+        fast, lambda: jsonschema.Draft202012Validator(schema, registry=_k8s_reference_registry(version))
+    )
 
 
-def _schema_findings(validator: jsonschema.protocols.Validator, obj: Any, base: Path = ()) -> Iterator[Finding]:
+def _schema_findings(validator: schemas.TwoTierValidator, obj: Any, base: Path = ()) -> Iterator[Finding]:
     for err in validator.iter_errors(obj):
         if err.context:
             err = best_match(err.context) or err

@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -199,6 +200,20 @@ def _copy_foreign(src: Path, dst: Path, owned: set[str]) -> None:
         dirnames[:] = [d for d in dirnames if not (base / d).is_symlink()]
 
 
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_all(paths: list[Path]) -> None:
+    """Make every staged file durable before the swap; fsyncs overlap in threads (they release the GIL)."""
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(_fsync, paths))
+
+
 def write_dir(out: Path, plan: DirPlan) -> bool:
     """Make out/plan.reldir hold the plan; False (and nothing touched) when it already does."""
     directory = safe_dir(out, plan.reldir)
@@ -219,14 +234,15 @@ def write_dir(out: Path, plan: DirPlan) -> bool:
     try:
         if directory.is_dir():
             _copy_foreign(directory, staging, set(owned_files(directory)))
+        written = []
         for rel, data in sorted(plan.with_manifest().items()):
             path = staging / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "wb") as fh:
                 fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
             os.chmod(path, FILE_MODE)
+            written.append(path)
+        _fsync_all(written)
         if not directory.exists():
             os.rename(staging, directory)
         elif _exchange(staging, directory):

@@ -15,6 +15,7 @@ import celpy
 import pytest
 import yaml
 
+from generator.problems import has_errors
 from tests.conftest import POLICIES
 
 WRITER = "system:serviceaccount:deletion-cost-lab:cost-writer"
@@ -31,7 +32,7 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
     app.write_text(app.read_text() + "  costWriter:\n    serviceAccount: cost-writer\n")
     out = tmp_path_factory.mktemp("out") / "deploy"
     result = pipeline.render(pipeline.RenderOptions(policies, out))
-    assert not pipeline.has_errors(result.problems), result.problems
+    assert not has_errors(result.problems), result.problems
     for plan in result.plans:
         write.write_dir(out, plan)
     return out / "lab"

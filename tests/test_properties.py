@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from generator import pipeline
 from generator.load import load_text
 from generator.policy import build_policies
+from generator.problems import has_errors
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 nasty = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=80) | st.sampled_from(
@@ -37,7 +38,7 @@ def test_any_value_renders_literally_or_is_located(tmp_path: Path, value: str, f
     }
     (tmp_path / "p.yaml").write_text(yaml.safe_dump(policy, allow_unicode=True))
     result = pipeline.render(pipeline.RenderOptions(tmp_path, tmp_path / "out"))
-    if pipeline.has_errors(result.problems):
+    if has_errors(result.problems):
         assert all(p.line >= 1 for p in result.problems if p.file.endswith("p.yaml"))
         return
     files = result.plans[0].files
@@ -85,3 +86,21 @@ def test_numbers_and_labels_at_bounds(label: str, count: int, cost: int) -> None
         if policy.kind == "ReplicatedService":
             assert -(2**31) <= policy.spec["deletionCost"]["initial"] < 2**31
     assert all(p.line >= 1 for p in problems)
+
+
+scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | nasty
+documents = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(nasty, inner, max_size=4),
+    max_leaves=25,
+)
+
+
+@SETTINGS
+@given(obj=documents)
+def test_fast_yaml_writer_matches_pyyaml(obj: object) -> None:
+    from generator.serialize import dump_yaml, dump_yaml_reference
+
+    text = dump_yaml(obj)
+    assert text == dump_yaml_reference(obj)
+    assert yaml.load(text, Loader=yaml.SafeLoader) == obj

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from generator.problems import has_errors
 from tests.conftest import POLICIES
 
 
@@ -16,7 +17,7 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     out = tmp_path_factory.mktemp("out") / "deploy"
     result = pipeline.render(pipeline.RenderOptions(POLICIES, out))
-    assert not pipeline.has_errors(result.problems), result.problems
+    assert not has_errors(result.problems), result.problems
     for plan in result.plans:
         write.write_dir(out, plan)
     return out

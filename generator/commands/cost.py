@@ -7,10 +7,10 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from generator import pipeline
+from generator import validate_policies
 from generator.cost import CostWeights, SampleError, calculate_cost, deletion_cost_patch, parse_timestamp, pod_uid
 from generator.inputs import read_input
-from generator.problems import Problem, Severity, exit_code
+from generator.problems import Problem, Severity, exit_code, has_errors
 from generator.reporters import report
 
 
@@ -27,8 +27,8 @@ def run(
     last_cost: int | None,
     expected_uid: str | None,
 ) -> int:
-    policy, problems = pipeline.deletion_cost_policy(policy_dir, targets)
-    if pipeline.has_errors(problems):
+    policy, problems = validate_policies.deletion_cost_policy(policy_dir, targets)
+    if has_errors(problems):
         return _fail(problems)
     try:
         now = parse_timestamp(now_text, "--now") if now_text is not None else datetime.now(UTC)

@@ -11,7 +11,7 @@ from generator import gpu, pipeline
 from generator.cost import SampleError, parse_timestamp
 from generator.inputs import read_input
 from generator.policy import Policy
-from generator.problems import Problem, Severity, exit_code
+from generator.problems import Problem, Severity, exit_code, has_errors
 from generator.reporters import report
 
 
@@ -75,7 +75,7 @@ def run(
             utilization, sample_problems = gpu.read_utilization(samples, now, max_age)
     workloads, found = _gpu_pods(policy_dir, targets)
     problems += [p for p in found if p.severity > Severity.INFO]  # advice belongs to `gen lint`
-    if pipeline.has_errors(problems):
+    if has_errors(problems):
         report(problems, "text", sys.stderr)
         return 1
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator import pipeline
+from generator import validate_policies
 from generator.problems import exit_code
 from generator.reporters import report
 
 
 def run(paths: tuple[Path, ...], fmt: str, strict: bool) -> int:
-    problems = pipeline.lint(paths)
+    problems = validate_policies.lint(paths)
     report(problems, fmt)
     return exit_code(problems, strict)

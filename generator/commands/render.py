@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from generator import pipeline, write
-from generator.problems import Problem, Severity
+from generator.problems import Problem, Severity, has_errors
 from generator.reporters import report
 
 
@@ -15,7 +15,7 @@ def run(policy_dir: Path, out: Path, targets: tuple[str, ...], check: bool, diff
     result = pipeline.render(pipeline.RenderOptions(policy_dir, out, targets))
     if result.problems:
         report(result.problems, fmt, sys.stderr if fmt == "text" else sys.stdout)
-    if pipeline.has_errors(result.problems, strict):
+    if has_errors(result.problems, strict):
         return 1
     if check:
         return _check(out, result.plans, fmt)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator import pipeline
+from generator.load import load_documents
 from generator.problems import exit_code
 from generator.reporters import report
 from generator.validate_manifests import ManifestValidator
@@ -12,7 +12,7 @@ from generator.validate_manifests import ManifestValidator
 
 def run(paths: tuple[Path, ...], version: str, plugins: tuple[str, ...], fmt: str, strict: bool) -> int:
     validator = ManifestValidator(version, plugins)
-    docs, problems = pipeline.load_documents(paths)
+    docs, problems = load_documents(paths)
     for doc in docs:
         for finding in validator.validate(doc.data):
             problems.append(

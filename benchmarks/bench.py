@@ -1,0 +1,135 @@
+"""Benchmark gen on synthetic repositories; prints medians and ratios against baselines run alongside.
+
+    python benchmarks/bench.py [--sizes 100,1000,10000] [--runs 3] [--baseline-files 200]
+
+Every figure is the median of --runs fresh processes (wall time, peak RSS of that process).
+Shared machines are noisy, so each comparison is a ratio against a baseline measured in the
+same run: `kubernetes-validate --strict` on a sample of the same rendered files (its cost is
+per file, so its rate is extrapolated to all of them) and, for lint latency,
+`check-jsonschema` on the same policy file with the schema `gen schema` exports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from synthetic import make_repo
+
+BIN = Path(sys.executable).parent
+
+
+@dataclass
+class Sample:
+    seconds: float
+    peak_mib: float
+
+
+def run(cmd: Sequence[str | Path], ok_codes: tuple[int, ...] = (0,)) -> Sample:
+    """One fresh process: wall time and its own peak RSS (from wait4, not the whole tree)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    if code not in ok_codes:
+        err = proc.stderr.read().decode() if proc.stderr else ""
+        raise SystemExit(f"{' '.join(map(str, cmd))} exited {code}:\n{err[-2000:]}")
+    return Sample(seconds, usage.ru_maxrss / 1024)
+
+
+def median(cmd: Sequence[str | Path], runs: int, before: object = None) -> Sample:
+    samples = []
+    for _ in range(runs):
+        if callable(before):
+            before()
+        samples.append(run(cmd))
+    return Sample(statistics.median(s.seconds for s in samples), statistics.median(s.peak_mib for s in samples))
+
+
+def manifests(out: Path) -> list[Path]:
+    return [p for p in sorted(out.rglob("*.yaml")) if p.name != "kustomization.yaml"]
+
+
+def bench_size(services: int, runs: int, baseline_files: int, work: Path) -> None:
+    root = work / f"repo-{services}"
+    policies = make_repo(root, services)
+    out = root / "deploy"
+    gen = BIN / "gen"
+
+    render = median([gen, "render", policies, "--out", out], runs, before=lambda: shutil.rmtree(out, True))
+    files = manifests(out)
+    rerender = median([gen, "render", policies, "--out", out], runs)  # output exists and is unchanged
+    validate = median([gen, "validate", out], runs)
+    print(f"\n{services} ReplicatedServices -> {len(files)} manifests over 4 targets")
+    print(
+        f"  gen render (cold out dir)   {render.seconds:7.2f} s  {len(files) / render.seconds:8.0f} manifests/s"
+        f"  peak {render.peak_mib:6.0f} MiB"
+    )
+    print(f"  gen render (no change)      {rerender.seconds:7.2f} s  peak {rerender.peak_mib:6.0f} MiB")
+    print(
+        f"  gen validate                {validate.seconds:7.2f} s  {len(files) / validate.seconds:8.0f} manifests/s"
+        f"  peak {validate.peak_mib:6.0f} MiB"
+    )
+
+    if baseline_files and shutil.which("kubernetes-validate", path=str(BIN)):
+        # kubernetes-validate skips kinds it has no schema for; core kinds are all it can check
+        sample = [p for p in files if "/_gitops/" not in p.as_posix()][:baseline_files]
+        kv = run([BIN / "kubernetes-validate", "--strict", "-k", "1.35.0", *sample])
+        per_file = kv.seconds / len(sample)
+        estimate = per_file * len(files)
+        print(
+            f"  kubernetes-validate --strict {len(sample)} files: {kv.seconds:.2f} s"
+            f" ({per_file * 1000:.0f} ms/file, ~{estimate:.0f} s for all {len(files)})"
+            f" -> gen validate is {estimate / validate.seconds:.0f}x faster"
+        )
+
+
+def bench_lint(runs: int, work: Path) -> None:
+    root = work / "lint"
+    policies = make_repo(root, 1)
+    one = policies / "svc-00000.yaml"
+    schemas = root / "schemas"
+    gen = BIN / "gen"
+    run([gen, "schema", "--out", schemas])
+    startup = median([sys.executable, "-c", "pass"], runs)
+    lint = median([gen, "lint", one], runs)
+    print(
+        f"\ngen lint of one policy file   {lint.seconds * 1000:7.0f} ms  (python startup {startup.seconds * 1000:.0f} ms)"
+    )
+    checker = BIN / "check-jsonschema"
+    if checker.exists():
+        cj = median([checker, "--schemafile", schemas / "replicatedservice.json", one], runs)
+        print(
+            f"check-jsonschema, same file   {cj.seconds * 1000:7.0f} ms  -> gen lint / check-jsonschema = "
+            f"{lint.seconds / cj.seconds:.2f}"
+        )
+    else:
+        print("check-jsonschema not installed (pip install -e '.[bench]') - no lint baseline")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="100,1000,10000")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--baseline-files", type=int, default=200, help="kubernetes-validate sample size (0: skip)")
+    args = parser.parse_args()
+    print(f"gen benchmark: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, medians of {args.runs} runs")
+    with tempfile.TemporaryDirectory(prefix="gen-bench-") as tmp:
+        bench_lint(args.runs, Path(tmp))
+        for size in (int(s) for s in args.sizes.split(",")):
+            bench_size(size, args.runs, args.baseline_files, Path(tmp))
+
+
+if __name__ == "__main__":
+    main()

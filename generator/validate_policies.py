@@ -1,0 +1,75 @@
+"""Stage 2: policies as written -> schema-valid policies, targets and cross-policy findings.
+
+Everything `gen lint` needs and nothing more: no template engine, no manifest validators, so
+the pre-commit path stays fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from generator import rules
+from generator.errors import GeneratorError
+from generator.load import load_documents
+from generator.policy import Policy, build_policies, builtin_policy
+from generator.problems import Problem, has_errors
+from generator.targets import Target, resolve_targets
+
+
+def load_policies(paths: Iterable[Path]) -> tuple[list[Policy], list[Problem]]:
+    """Stages 1 and 2a: documents -> schema-valid policies with defaults."""
+    docs, problems = load_documents(paths)
+    policies, found = build_policies(docs)
+    return policies, problems + found
+
+
+def check_policies(policies: list[Policy], only: tuple[str, ...] = ()) -> tuple[list[Target], list[Problem]]:
+    """Stage 2b: targets and cross-policy rules (each problem reported once)."""
+    targets, problems = resolve_targets(policies, only)
+    seen: set[Problem] = set(problems)
+    for target in targets:
+        for problem in rules.check_target(target):
+            if problem not in seen:
+                seen.add(problem)
+                problems.append(problem)
+    return targets, problems
+
+
+def lint(paths: Sequence[Path]) -> list[Problem]:
+    """Policy checks for the given files, judged within the policy directory each belongs to."""
+    files = [p.resolve() for p in paths]
+    roots = sorted({f.parent if f.is_file() else f for f in files})
+    policies, problems = load_policies(roots)
+    _, semantic = check_policies(policies)
+    wanted = {p.as_posix() for p in files}
+    all_problems = problems + semantic
+
+    def asked(problem: Problem) -> bool:
+        return any(problem.file == w or _matches(problem.file, w) for w in wanted)
+
+    return [p for p in all_problems if asked(p)]
+
+
+def _matches(display: str, absolute: str) -> bool:
+    return (
+        absolute.endswith("/" + display)
+        or absolute.startswith(display.rstrip("/") + "/")
+        or display.startswith(absolute)
+    )
+
+
+def deletion_cost_policy(policy_dir: Path | None, only: tuple[str, ...] = ()) -> tuple[Policy, list[Problem]]:
+    """The DeletionCostPolicy of the selected targets (the built-in one when there is none)."""
+    if policy_dir is None:
+        return builtin_policy("DeletionCostPolicy"), []
+    policies, problems = load_policies([policy_dir])
+    if has_errors(problems):
+        return builtin_policy("DeletionCostPolicy"), problems
+    targets, problems = resolve_targets(policies, only)
+    chosen = {p.name: p for t in targets for p in t.of_kind("DeletionCostPolicy")}
+    if len(chosen) > 1:
+        raise GeneratorError(
+            f"targets use different DeletionCostPolicies ({', '.join(sorted(chosen))}); choose one with --target"
+        )
+    return next(iter(chosen.values()), builtin_policy("DeletionCostPolicy")), problems
