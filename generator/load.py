@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, TypeVar
 
 import yaml
 
@@ -26,19 +27,18 @@ MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_NODES = 200_000
 
 Path_ = tuple[str | int, ...]
+_T = TypeVar("_T")
 
 # YAML 1.1 reads these plain scalars as booleans; a user almost always meant the string.
 _YAML11_BOOLS = re.compile(r"^(y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF)$")
 
 
-@dataclass(frozen=True)
-class Position:
+class Position(NamedTuple):
     line: int
     column: int
 
 
-@dataclass(frozen=True)
-class Scalar:
+class Scalar(NamedTuple):
     """What the author wrote for a plain scalar, for hints on YAML 1.1 surprises."""
 
     text: str
@@ -71,12 +71,23 @@ class SourceMap:
 
 @dataclass
 class Document:
-    """One YAML document of a file, with the means to locate its nodes."""
+    """One YAML document of a file, with the means to locate its nodes.
+
+    Positions are worked out from the text only when a finding needs one: most documents are
+    valid, and keeping a position for every node would double the cost of loading.
+    """
 
     file: str
     index: int
     data: Any
-    source: SourceMap
+    _source: SourceMap | None = None
+    _text: str = field(default="", repr=False)
+
+    @property
+    def source(self) -> SourceMap:
+        if self._source is None:
+            self._source = _source_of(self._text, self.index)
+        return self._source
 
     def problem(
         self,
@@ -95,7 +106,7 @@ class Document:
 
 
 class _LoadError(Exception):
-    def __init__(self, mark: yaml.Mark | None, rule: str, message: str, hint: str = "") -> None:
+    def __init__(self, mark: _Mark | None, rule: str, message: str, hint: str = "") -> None:
         super().__init__(message)
         self.mark = mark
         self.rule = rule
@@ -103,74 +114,284 @@ class _LoadError(Exception):
         self.hint = hint
 
 
-class _StrictLoader(SAFE_LOADER):  # type: ignore[valid-type,misc]
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        own = sum(1 for key_node, _ in node.value if key_node.tag != "tag:yaml.org,2002:merge")
-        self.flatten_mapping(node)
-        # flatten_mapping puts keys merged in from `<<: *anchor` first; the mapping's own keys
-        # may override those (YAML's documented merge), but not repeat each other.
-        merged = len(node.value) - own
-        seen: dict[Any, yaml.Node | None] = {}
-        for position, (key_node, _) in enumerate(node.value):
-            key = self.construct_object(key_node, deep=True)
-            if not isinstance(key, str):
-                hint = ""
-                if isinstance(key_node, yaml.ScalarNode) and _YAML11_BOOLS.match(key_node.value):
-                    hint = f"YAML 1.1 reads unquoted {key_node.value!r} as a boolean; quote it"
-                raise _LoadError(
-                    key_node.start_mark,
-                    "yaml-key-type",
-                    f"mapping key {key_node.value!r} is not a string",
-                    hint or "quote the key",
-                )
-            earlier = seen.get(key)
-            if earlier is not None and position >= merged:
-                first = earlier.start_mark
-                raise _LoadError(
-                    key_node.start_mark,
-                    "yaml-duplicate-key",
-                    f"duplicate key {key!r} (first defined on line {first.line + 1})",
-                    "remove one of the two; YAML would silently keep only the last",
-                )
-            seen[key] = key_node if position >= merged else None  # None: merged in, may be overridden
-        return super().construct_mapping(node, deep=deep)
+_Mark = Any  # yaml.error.Mark, or the C loader's own Mark type
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_MERGE = object()  # the pending key of a `<<:` entry
 
 
-def _index(node: yaml.Node, source: SourceMap) -> None:
-    """Record positions for every path, refusing cycles and alias bombs."""
-    count = 0
-    stack: list[tuple[yaml.Node, Path_, frozenset[int]]] = [(node, (), frozenset())]
-    while stack:
-        current, path, ancestors = stack.pop()
-        count += 1
-        if count > MAX_NODES:
+def _position(mark: _Mark) -> Position:
+    return Position(mark.line + 1, mark.column + 1)  # libyaml counts from 0
+
+
+@dataclass
+class _Open:
+    """A mapping or sequence whose end event has not come yet."""
+
+    value: dict[str, Any] | list[Any]
+    path: Path_
+    mark: _Mark
+    anchor: str | None = None
+    nodes_before: int = 0  # node count when it opened, to size what an alias of it expands to
+    key: Any = None  # mapping only: the key whose value comes next (None: a key comes next)
+    key_marks: dict[str, _Mark] = field(default_factory=dict)
+    merges: list[tuple[dict[str, Any], Path_]] = field(default_factory=list)
+
+
+class _Builder:
+    """Builds Python data from libyaml's event stream, with positions, in one pass.
+
+    Doing this here instead of in PyYAML's composer and constructor is several times faster and
+    lets every check happen where the event is: duplicate and non-string keys, recursive
+    aliases, alias expansion beyond MAX_NODES, and tags the safe schema does not know.
+    """
+
+    def __init__(self, source: SourceMap | None) -> None:
+        self.source = source
+        self.mark: _Mark | None = None
+        # anchor -> (value, its path, its open frame or None once closed, nodes it expands to)
+        self.anchors: dict[str, tuple[Any, Path_, _Open | None, int]] = {}
+        self.stack: list[_Open] = []
+        self.root: Any = None
+        self.nodes = 0
+
+    # -- values -------------------------------------------------------------------------
+
+    @staticmethod
+    def tag(event: yaml.ScalarEvent) -> str:
+        if event.tag is None or event.tag == "!":
+            return _resolve_scalar_tag(event.value, tuple(event.implicit))
+        return str(event.tag)
+
+    def scalar(self, event: yaml.ScalarEvent, tag: str) -> Any:
+        try:
+            return _construct_scalar(tag, event.value, event.style)
+        except yaml.YAMLError as err:
+            raise _LoadError(event.start_mark, "yaml-tag", str(err).split("\n")[0], "use plain YAML values") from err
+
+    def _child_path(self) -> Path_:
+        if not self.stack:
+            return ()
+        top = self.stack[-1]
+        if isinstance(top.value, list):
+            return (*top.path, len(top.value))
+        if top.key is _MERGE:
+            return (*top.path, "<<")
+        return (*top.path, top.key)
+
+    def _count(self, extra: int = 1) -> None:
+        self.nodes += extra
+        if self.nodes > MAX_NODES:
             raise _LoadError(
-                current.start_mark,
+                self.mark,
                 "yaml-too-large",
                 f"document expands to more than {MAX_NODES} nodes (aliases included)",
-                "split the policy or use fewer aliases",
+                "split the file or use fewer aliases",
             )
-        mark = current.start_mark
-        source.values[path] = Position(mark.line + 1, mark.column + 1)
-        if id(current) in ancestors:
-            raise _LoadError(mark, "yaml-recursive-alias", "recursive alias", "remove the cycle")
-        inner = ancestors | {id(current)}
-        if isinstance(current, yaml.MappingNode):
-            for key_node, value_node in current.value:
-                child = (*path, key_node.value)
-                km = key_node.start_mark
-                source.keys[child] = Position(km.line + 1, km.column + 1)
-                stack.append((value_node, child, inner))
-        elif isinstance(current, yaml.SequenceNode):
-            for i, item in enumerate(current.value):
-                stack.append((item, (*path, i), inner))
-        elif isinstance(current, yaml.ScalarNode):
-            source.scalars[path] = Scalar(current.value, current.style is None)
+
+    def _place(self, value: Any, path: Path_, mark: _Mark) -> None:
+        if not self.stack:
+            self.root = value
+            return
+        top = self.stack[-1]
+        if isinstance(top.value, list):
+            top.value.append(value)
+            return
+        if top.key is _MERGE:
+            sources = value if isinstance(value, list) else [value]
+            if not all(isinstance(v, dict) for v in sources):
+                raise _LoadError(mark, "yaml-merge", "`<<` needs a mapping or a list of mappings", "")
+            # YAML's merge rule: with `<<: [*a, *b]`, *a wins over *b; the mapping's own keys win over both
+            found = [(v, (*path, i)) for i, v in enumerate(sources)] if isinstance(value, list) else [(value, path)]
+            top.merges.extend(found)
+        else:
+            top.value[top.key] = value
+        top.key = None
+
+    def _record(self, path: Path_, mark: _Mark, scalar: Scalar | None = None) -> None:
+        if self.source is not None:
+            self.source.values[path] = _position(mark)
+            if scalar is not None:
+                self.source.scalars[path] = scalar
+
+    def _key(self, top: _Open, event: yaml.Event) -> None:
+        if not isinstance(event, yaml.ScalarEvent):
+            raise _LoadError(event.start_mark, "yaml-key-type", "a mapping key must be a string, not a collection", "")
+        tag = self.tag(event)
+        if tag == _MERGE_TAG:
+            top.key = _MERGE
+            return
+        key = self.scalar(event, tag)
+        if not isinstance(key, str):
+            hint = "quote the key"
+            if event.style is None and _YAML11_BOOLS.match(event.value):
+                hint = f"YAML 1.1 reads unquoted {event.value!r} as a boolean; quote it"
+            raise _LoadError(event.start_mark, "yaml-key-type", f"mapping key {event.value!r} is not a string", hint)
+        first = top.key_marks.get(key)
+        if first is not None:
+            raise _LoadError(
+                event.start_mark,
+                "yaml-duplicate-key",
+                f"duplicate key {key!r} (first defined on line {first.line + 1})",
+                "remove one of the two; YAML would silently keep only the last",
+            )
+        top.key_marks[key] = event.start_mark
+        if self.source is not None:
+            self.source.keys[(*top.path, key)] = _position(event.start_mark)
+        top.key = key
+
+    # -- events -------------------------------------------------------------------------
+
+    def feed(self, event: yaml.Event) -> None:
+        self.mark = event.start_mark
+        top = self.stack[-1] if self.stack else None
+        if (
+            top is not None
+            and isinstance(top.value, dict)
+            and top.key is None
+            and not isinstance(event, yaml.MappingEndEvent)
+        ):
+            self._key(top, event)
+            return
+        if isinstance(event, yaml.ScalarEvent):
+            self._count()
+            path = self._child_path()
+            value = self.scalar(event, self.tag(event))
+            if self.source is not None:
+                self._record(path, event.start_mark, Scalar(event.value, event.style is None))
+            if event.anchor:
+                self.anchors[event.anchor] = (value, path, None, 1)
+            self._place(value, path, event.start_mark)
+        elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+            self._count()
+            is_map = isinstance(event, yaml.MappingStartEvent)
+            if event.tag not in (None, "!", _MAP_TAG if is_map else _SEQ_TAG):
+                raise _LoadError(
+                    event.start_mark, "yaml-tag", f"unsupported tag {event.tag!r}", "use plain YAML values"
+                )
+            path = self._child_path()
+            frame = _Open({} if is_map else [], path, event.start_mark, event.anchor, self.nodes - 1)
+            self._record(path, event.start_mark)
+            if event.anchor:
+                self.anchors[event.anchor] = (frame.value, path, frame, 0)
+            self.stack.append(frame)
+        elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+            frame = self.stack.pop()
+            if frame.merges:
+                frame.value = self._merged(frame)
+            if frame.anchor:
+                self.anchors[frame.anchor] = (frame.value, frame.path, None, self.nodes - frame.nodes_before)
+            self._place(frame.value, frame.path, frame.mark)
+        elif isinstance(event, yaml.AliasEvent):
+            if event.anchor not in self.anchors:
+                raise _LoadError(event.start_mark, "yaml-alias", f"found undefined alias {event.anchor!r}", "")
+            value, origin, still_open, size = self.anchors[event.anchor]
+            if still_open is not None:
+                raise _LoadError(event.start_mark, "yaml-recursive-alias", "recursive alias", "remove the cycle")
+            self._count(size)  # later stages walk the expanded tree: a billion laughs stops here
+            path = self._child_path()
+            self._copy_positions(origin, path)
+            self._place(value, path, event.start_mark)
+
+    def _merged(self, frame: _Open) -> dict[str, Any]:
+        assert isinstance(frame.value, dict)
+        out: dict[str, Any] = {}
+        for source, origin in frame.merges:
+            for key, value in source.items():
+                if key not in out:
+                    out[key] = value
+                    if key not in frame.value:
+                        self._copy_positions((*origin, key), (*frame.path, key))
+        out.update(frame.value)
+        return out
+
+    def _copy_positions(self, origin: Path_, path: Path_) -> None:
+        """An alias (or merged key) is located where its anchor's content is, under the new path."""
+        if self.source is not None:
+            _copy_prefix(self.source.values, origin, path)
+            _copy_prefix(self.source.keys, origin, path)
+            _copy_prefix(self.source.scalars, origin, path)
 
 
-def _problem_at(file: str, mark: yaml.Mark | None, rule: str, message: str, hint: str) -> Problem:
+def _copy_prefix(table: dict[Path_, _T], origin: Path_, path: Path_) -> None:
+    n = len(origin)
+    table.update({(*path, *p[n:]): v for p, v in table.items() if p[:n] == origin})
+
+
+_CONSTRUCTOR = yaml.SafeLoader("")  # only its resolver tables and scalar constructors are used
+
+
+@lru_cache(maxsize=16384)
+def _resolve_scalar_tag(value: str, implicit: tuple[bool, bool]) -> str:
+    return str(_CONSTRUCTOR.resolve(yaml.ScalarNode, value, implicit))
+
+
+@lru_cache(maxsize=16384)
+def _construct_scalar(tag: str, value: str, style: str | None) -> Any:
+    """Safe-schema scalars are immutable (str, int, float, bool, None, dates, bytes), so cache them."""
+    node = yaml.ScalarNode(tag, value, style=style)
+    constructor = _CONSTRUCTOR.yaml_constructors.get(tag)
+    if constructor is None:
+        raise yaml.constructor.ConstructorError(None, None, f"unsupported tag {tag!r}", None)
+    return constructor(_CONSTRUCTOR, node)
+
+
+def _problem_at(file: str, mark: _Mark | None, rule: str, message: str, hint: str) -> Problem:
     line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
     return Problem(file, line, col, rule, Severity.ERROR, message, hint)
+
+
+class YamlError(ValueError):
+    """Text that is not YAML gen accepts; `mark` is where (None when unknown)."""
+
+    def __init__(self, message: str, mark: _Mark | None = None, rule: str = "yaml-syntax", hint: str = "") -> None:
+        super().__init__(message)
+        self.mark, self.rule, self.hint = mark, rule, hint
+
+
+def _documents(text: str, track: bool) -> Iterator[tuple[int, Any, SourceMap | None]]:
+    """(index, data, positions) per document; raises YamlError at the first problem."""
+    loader = SAFE_LOADER(text)
+    try:
+        builder: _Builder | None = None
+        index = 0
+        while loader.check_event():
+            event = loader.get_event()
+            if isinstance(event, yaml.DocumentStartEvent):
+                builder = _Builder(SourceMap() if track else None)
+            elif isinstance(event, yaml.DocumentEndEvent) and builder is not None:
+                yield index, builder.root, builder.source
+                index += 1
+            elif builder is not None and not isinstance(event, yaml.StreamEndEvent):
+                builder.feed(event)
+    except _LoadError as err:
+        raise YamlError(err.message, err.mark, err.rule, err.hint) from err
+    except yaml.MarkedYAMLError as err:
+        message = " ".join(str(x) for x in (err.context, err.problem) if x) or "invalid YAML"
+        raise YamlError(message, err.problem_mark or err.context_mark) from err
+    except yaml.YAMLError as err:
+        raise YamlError(str(err)) from err
+    finally:
+        loader.dispose()
+
+
+def _source_of(text: str, index: int) -> SourceMap:
+    try:
+        for found, _, source in _documents(text, track=True):
+            if found == index and source is not None:
+                return source
+    except YamlError:
+        pass  # the document itself loaded; a later one is broken
+    return SourceMap()
+
+
+def parse_yaml(text: str) -> Any:
+    """The one document in text (None if empty), with every load-time check; no positions kept."""
+    found = [data for _, data, _ in _documents(text, track=False)]
+    if len(found) > 1:
+        raise YamlError(f"expected one document, found {len(found)}")
+    return found[0] if found else None
 
 
 def load_text(text: str, file: str) -> tuple[list[Document], list[Problem]]:
@@ -187,31 +408,12 @@ def load_text(text: str, file: str) -> tuple[list[Document], list[Problem]]:
                 f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB",
             )
         ]
-    loader = _StrictLoader(text)
-    index = 0
     try:
-        while loader.check_node():
-            node = loader.get_node()
-            try:
-                data = loader.construct_document(node)
-                source = SourceMap()
-                _index(node, source)
-            except _LoadError as err:
-                loader.constructed_objects = {}
-                loader.recursive_objects = {}
-                loader.state_generators = []
-                return docs, [_problem_at(file, err.mark, err.rule, err.message, err.hint)]
+        for index, data, _ in _documents(text, track=False):
             if data is not None:
-                docs.append(Document(file, index, data, source))
-            index += 1
-    except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        message = " ".join(str(x) for x in (err.context, err.problem) if x) or "invalid YAML"
-        return docs, [_problem_at(file, mark, "yaml-syntax", message, "")]
-    except yaml.YAMLError as err:
-        return docs, [_problem_at(file, None, "yaml-syntax", str(err), "")]
-    finally:
-        loader.dispose()
+                docs.append(Document(file, index, data, None, text))
+    except YamlError as err:
+        return docs, [_problem_at(file, err.mark, err.rule, str(err), err.hint)]
     return docs, []
 
 

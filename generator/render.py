@@ -16,11 +16,10 @@ from functools import cache
 from typing import Any
 
 import jinja2
-import yaml
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from generator import context as ctx
-from generator.load import SAFE_LOADER
+from generator.load import YamlError, parse_yaml
 from generator.policy import Policy
 from generator.problems import Problem, Severity
 from generator.resources import data_dir
@@ -171,8 +170,8 @@ def render_yaml(template: str, context: dict[str, Any]) -> Any:
     if not text.strip():
         return None  # a template whose condition is off renders nothing
     try:
-        return yaml.load(text, Loader=SAFE_LOADER)
-    except yaml.YAMLError as err:
+        return parse_yaml(text)
+    except YamlError as err:
         raise RenderError(
             Problem(
                 f"templates/{template}",

@@ -16,13 +16,12 @@ from typing import Any
 
 import jsonschema
 import jsonschema_rs
-import yaml
 from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
 
 from generator import schemas, semantic
 from generator.errors import GeneratorError
-from generator.load import SAFE_LOADER
+from generator.load import YamlError, parse_yaml
 from generator.problems import Severity, json_path
 from generator.scheduler_config import check_config
 from generator.semantic import Finding, Path
@@ -178,8 +177,8 @@ class ManifestValidator:
     def _embedded_scheduler_config(self, key: str, text: str) -> Iterator[Finding]:
         base: Path = ("data", key)
         try:
-            cfg = yaml.load(text, Loader=SAFE_LOADER)
-        except yaml.YAMLError as err:
+            cfg = parse_yaml(text)
+        except YamlError as err:
             yield Finding(base, "scheduler-config", Severity.ERROR, f"embedded scheduler config is not YAML: {err}")
             return
         if not isinstance(cfg, dict) or cfg.get("kind") != "KubeSchedulerConfiguration":

@@ -24,7 +24,7 @@ spec:
 # (name, file text, expected rule, expected line)
 BAD = [
     ("unknown-field", SCHEDULER + "  replcas: 2\n", "policy-unknown-field", 11),
-    ("yaml-syntax", SCHEDULER + "  image: [unclosed\n", "yaml-syntax", 12),
+    ("yaml-syntax", SCHEDULER + "  replicas: [unclosed\n", "yaml-syntax", 12),
     ("duplicate-key", SCHEDULER + "  image: again\n", "yaml-duplicate-key", 11),
     ("wrong-type", SCHEDULER.replace("replicas", "x") + "  replicas: three\n", "policy-schema", 11),
     ("yes-as-bool-key", SCHEDULER + "  on: 1\n", "yaml-key-type", 11),
