@@ -27,6 +27,7 @@ from generator.scheduler_config import check_config
 from generator.semantic import Finding, Path
 
 LAST_APPLIED_LIMIT = 262144
+BUILD_TOOL_GROUPS = frozenset({"kustomize.config.k8s.io"})
 CONFIGMAP_LIMIT = 1024 * 1024
 
 
@@ -124,6 +125,8 @@ class ManifestValidator:
         return list(self._validate(obj, api, kind))
 
     def _validate(self, obj: dict[str, Any], api: str, kind: str) -> Iterator[Finding]:
+        if api.split("/")[0] in BUILD_TOOL_GROUPS:
+            return  # read by kustomize, never sent to the API server
         bundled = schemas.MANIFEST_SCHEMA_FILES.get((api, kind))
         if bundled is not None:
             found = list(_schema_findings(schemas.validator(bundled), obj))
