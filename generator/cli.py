@@ -105,6 +105,16 @@ def schema_cmd(
     raise typer.Exit(schema.run(out))
 
 
+@app.command("init")
+def init_cmd(
+    directory: Annotated[Path, typer.Argument(help="Where to create the repository.")] = Path("."),
+) -> None:
+    """Scaffold a policy repository: example policies, schemas, pre-commit and CI configuration."""
+    from generator.commands import init
+
+    raise typer.Exit(init.run(directory))
+
+
 @explain_app.command("gpu")
 def explain_gpu_cmd(
     nodes: Annotated[

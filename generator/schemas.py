@@ -213,3 +213,12 @@ class _Defaults:
 
 def iter_schema_errors(name: str, instance: Any) -> Iterator[jsonschema.ValidationError]:
     yield from validator(name).iter_errors(instance)
+
+
+def export(out: Path) -> list[str]:
+    """Write the policy schemas (and what they reference) into out; the file names written."""
+    names = exported_schema_files()
+    out.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        (out / name).write_bytes((schema_dir() / name).read_bytes())
+    return names

@@ -17,7 +17,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,8 +35,11 @@ class DirPlan:
 
     reldir: str
     files: dict[str, bytes] = field(default_factory=dict)
+    remove: bool = False  # a directory gen wrote before and no target produces any more
 
     def with_manifest(self) -> dict[str, bytes]:
+        if self.remove:
+            return {}
         listing = {rel: hashlib.sha256(data).hexdigest() for rel, data in sorted(self.files.items())}
         manifest = json.dumps({"generator": "gen", "files": listing}, indent=2) + "\n"
         return {**self.files, MANIFEST_FILE: manifest.encode()}
@@ -69,6 +72,22 @@ def safe_dir(out: Path, reldir: str) -> Path:
     if root not in candidate.parents and candidate != root:
         raise GeneratorError(f"output directory {reldir!r} escapes {out}")
     return candidate
+
+
+def removals(out: Path, planned: Iterable[DirPlan]) -> list[DirPlan]:
+    """Plans that empty the directories gen owns under out (they hold its manifest) but no
+    longer renders: a deleted Target, or GitOps objects no longer asked for."""
+    keep = {plan.reldir for plan in planned}
+    found = []
+    if out.is_dir():
+        for dirpath, dirnames, filenames in os.walk(out):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(STAGING_PREFIX))
+            rel = Path(dirpath).relative_to(out).as_posix()
+            if MANIFEST_FILE in filenames and rel != ".":
+                if rel not in keep:
+                    found.append(DirPlan(rel, remove=True))
+                dirnames[:] = []  # an owned directory holds no other
+    return found
 
 
 def owned_files(directory: Path) -> dict[str, str]:
@@ -114,16 +133,21 @@ def drift(directory: Path, plan: DirPlan) -> Drift:
             result.missing.append(rel)
         elif current != data:
             result.modified.append(rel)
-    for rel in sorted(owned_files(directory)):
+    for rel in sorted(_owned_with_manifest(directory)):
         if rel not in wanted and (directory / rel).exists():
             result.stale.append(rel)
     return result
 
 
+def _owned_with_manifest(directory: Path) -> list[str]:
+    owned = list(owned_files(directory))
+    return [*owned, MANIFEST_FILE] if (directory / MANIFEST_FILE).is_file() else owned
+
+
 def unified_diff(directory: Path, plan: DirPlan, label: str) -> str:
     wanted = plan.with_manifest()
     chunks: list[str] = []
-    stale = [rel for rel in owned_files(directory) if rel not in wanted]
+    stale = [rel for rel in _owned_with_manifest(directory) if rel not in wanted]
     for rel in sorted({*wanted, *stale}):
         old = _read(directory / rel)
         new = wanted.get(rel)
@@ -221,6 +245,8 @@ def write_dir(out: Path, plan: DirPlan) -> bool:
         raise GeneratorError(f"{directory} exists and is not a directory")
     if directory.is_dir() and not drift(directory, plan).paths():
         return False
+    if plan.remove and not directory.is_dir():
+        return False
     clash = collisions(directory, plan) if directory.is_dir() else []
     if clash:
         raise GeneratorError(
@@ -243,7 +269,12 @@ def write_dir(out: Path, plan: DirPlan) -> bool:
             os.chmod(path, FILE_MODE)
             written.append(path)
         _fsync_all(written)
-        if not directory.exists():
+        if plan.remove and not any(staging.iterdir()):
+            trash = directory.parent / f"{STAGING_PREFIX}{directory.name}-old-{os.getpid()}"
+            os.rename(directory, trash)  # gone in one step; nothing of the user's was inside
+            shutil.rmtree(trash)
+            staging.rmdir()
+        elif not directory.exists():
             os.rename(staging, directory)
         elif _exchange(staging, directory):
             shutil.rmtree(staging)

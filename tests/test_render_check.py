@@ -128,3 +128,43 @@ def test_bundled_policies_validate_against_exported_schemas(gen, tmp_path: Path)
         schema = json.loads((tmp_path / "schemas" / f"{doc['kind'].lower()}.json").read_text())
         errors = list(Draft202012Validator(schema, registry=registry).iter_errors(doc))
         assert not errors, (path, [e.message for e in errors])
+
+
+SECOND_TARGET = """\
+apiVersion: gen/v1alpha1
+kind: Target
+metadata:
+  name: staging
+spec:
+  kubernetesVersion: "1.34"
+  gitops:
+    path: deploy/staging
+    flux:
+      sourceRef:
+        name: platform
+"""
+
+
+def test_removed_target_is_pruned_but_hand_written_files_stay(gen, policy_copy: Path, tmp_path: Path) -> None:
+    out = tmp_path / "deploy"
+    (policy_copy / "staging.yaml").write_text(SECOND_TARGET)
+    assert gen("render", policy_copy, "--out", out).code == 0
+    assert (out / "staging/kustomization.yaml").is_file() and (out / "_gitops/staging").is_dir()
+    (out / "staging/NOTES.md").write_text("hand-written\n")
+    (policy_copy / "staging.yaml").unlink()
+
+    check = gen("render", policy_copy, "--out", out, "--check")
+    assert check.code == 1
+    assert "staging/kustomization.yaml" in check.out and "drift-stale" in check.out
+    assert "_gitops/staging/" in check.out
+    diff = gen("render", policy_copy, "--out", out, "--diff")
+    assert "+++ /dev/null" in diff.out and "staging/kustomization.yaml" in diff.out
+
+    only_lab = gen("render", policy_copy, "--out", out, "--target", "lab")
+    assert only_lab.code == 0 and (out / "staging/kustomization.yaml").is_file()  # a subset prunes nothing
+
+    assert gen("render", policy_copy, "--out", out).code == 0
+    assert sorted(p.name for p in (out / "staging").iterdir()) == ["NOTES.md"]
+    assert not (out / "_gitops/staging").exists()
+    assert gen("render", policy_copy, "--out", out, "--check").code == 0
+    assert (out / "lab/kustomization.yaml").is_file()

@@ -17,18 +17,19 @@ def run(policy_dir: Path, out: Path, targets: tuple[str, ...], check: bool, diff
         report(result.problems, fmt, sys.stderr if fmt == "text" else sys.stdout)
     if has_errors(result.problems, strict):
         return 1
+    plans = result.plans if targets else result.plans + write.removals(out, result.plans)
     if check:
-        return _check(out, result.plans, fmt)
+        return _check(out, plans, fmt)
     if diff:
-        text = "".join(write.unified_diff(write.safe_dir(out, plan.reldir), plan, plan.reldir) for plan in result.plans)
+        text = "".join(write.unified_diff(write.safe_dir(out, plan.reldir), plan, plan.reldir) for plan in plans)
         sys.stdout.write(text)
         return 0
     with write.output_lock(out):
         write.recover(out)
-        changed = [plan.reldir for plan in result.plans if write.write_dir(out, plan)]
+        changed = [plan.reldir for plan in plans if write.write_dir(out, plan)]
     print(
         f"gen: rendered {len(result.plans)} director{'y' if len(result.plans) == 1 else 'ies'} into {out}"
-        f" ({len(changed)} changed)",
+        f" ({len(changed)} changed, {len(plans) - len(result.plans)} no longer rendered and emptied)",
         file=sys.stderr,
     )
     return 0

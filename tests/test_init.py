@@ -1,0 +1,78 @@
+"""`gen init` scaffolds a repository that lints, renders and checks cleanly as created."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import tree
+
+
+@pytest.fixture
+def repo(gen, tmp_path: Path) -> Path:
+    path = tmp_path / "platform"
+    run = gen("init", path)
+    assert run.code == 0, run.err
+    return path
+
+
+def test_scaffold_lints_renders_and_checks_clean(gen, repo: Path) -> None:
+    lint = gen("lint", "--strict", repo / "policies")
+    assert (lint.code, lint.out) == (0, "")
+    assert gen("render", repo / "policies", "--out", repo / "deploy").code == 0
+    assert gen("render", repo / "policies", "--out", repo / "deploy", "--check").code == 0
+    kinds = {yaml.safe_load(p.read_text())["kind"] for p in (repo / "deploy").rglob("*.yaml")}
+    assert {"Deployment", "HorizontalPodAutoscaler", "Job", "ConfigMap", "Namespace"} <= kinds
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not installed")
+def test_scaffold_output_builds_with_kustomize(gen, repo: Path) -> None:
+    assert gen("render", repo / "policies", "--out", repo / "deploy").code == 0
+    for directory in sorted(p.parent for p in (repo / "deploy").rglob("kustomization.yaml")):
+        built = subprocess.run(["kubectl", "kustomize", str(directory)], capture_output=True, text=True, check=False)
+        assert built.returncode == 0, built.stderr
+
+
+def test_modelines_name_the_exported_schemas_and_policies_validate(repo: Path) -> None:
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+
+    schemas = repo / "schemas"
+    registry = Registry().with_resources(
+        (p.name, Resource.from_contents(json.loads(p.read_text()))) for p in schemas.glob("*.json")
+    )
+    policies = sorted((repo / "policies").glob("*.yaml"))
+    assert len(policies) >= 5
+    for path in policies:
+        text = path.read_text()
+        modeline = re.match(r"# yaml-language-server: \$schema=(\S+)\n", text)
+        assert modeline, path
+        schema_path = (path.parent / modeline[1]).resolve()
+        assert schema_path.is_file(), schema_path
+        doc = yaml.safe_load(text)
+        assert schema_path.name == f"{doc['kind'].lower()}.json"
+        errors = list(Draft202012Validator(json.loads(schema_path.read_text()), registry=registry).iter_errors(doc))
+        assert not errors, (path, [e.message for e in errors])
+
+
+def test_ci_and_pre_commit_run_the_gates(repo: Path) -> None:
+    hooks = yaml.safe_load((repo / ".pre-commit-config.yaml").read_text())["repos"][0]["hooks"]
+    assert {h["id"] for h in hooks} == {"gen-lint", "gen-check"}
+    assert any("render" in h["entry"] and "--check" in h["entry"] for h in hooks)
+    workflow = yaml.safe_load((repo / ".github/workflows/gen.yaml").read_text())
+    steps = [s.get("run", "") for s in workflow["jobs"]["check"]["steps"]]
+    assert any("gen render" in s and "--check" in s for s in steps)
+
+
+def test_init_never_overwrites(gen, repo: Path) -> None:
+    (repo / "policies/web.yaml").write_text("# mine\n")
+    before = tree(repo)
+    run = gen("init", repo)
+    assert run.code == 2 and "never overwrites" in run.err and "policies/web.yaml" in run.err
+    assert tree(repo) == before
