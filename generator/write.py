@@ -168,10 +168,14 @@ def unified_diff(directory: Path, plan: DirPlan, label: str) -> str:
 
 @contextlib.contextmanager
 def output_lock(out: Path) -> Iterator[None]:
-    """Serialize writers of one --out directory; a second concurrent render is refused."""
-    out.mkdir(parents=True, exist_ok=True)
-    # Lock the directory itself: no lock file ends up in the repository.
-    fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    """Serialize writers of one --out directory; a second concurrent render is refused.
+
+    The lock is on out's parent: out itself is replaced by each render, so a lock on it would
+    not be seen by a process that opens the new one.
+    """
+    parent = out.resolve().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)  # no lock file ends up in the repository
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -198,25 +202,25 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(a))
 
 
-def _copy_foreign(src: Path, dst: Path, owned: set[str]) -> None:
-    """Carry every entry gen does not own into the staging tree, unchanged (hard links)."""
+def _carry_over(src: Path, dst: Path, replaced: set[str]) -> None:
+    """Hard-link every entry of src into dst except the files being replaced: hand-written files,
+    symlinks and empty directories come through unchanged; directories are made only for what
+    they will hold, so a directory emptied of gen's files disappears."""
     for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
         base = Path(dirpath)
         rel_dir = base.relative_to(src)
+        if not dirnames and not filenames:
+            (dst / rel_dir).mkdir(parents=True, exist_ok=True)  # the user's own empty directory
         for name in [*dirnames, *filenames]:
             path = base / name
             rel = (rel_dir / name).as_posix()
-            target = dst / rel
-            if path.is_symlink():
-                if rel not in owned:
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    os.symlink(os.readlink(path), target)
+            if rel in replaced or (path.is_dir() and not path.is_symlink()):
                 continue
-            if path.is_dir():
-                if not any(path.iterdir()):
-                    target.mkdir(parents=True, exist_ok=True)  # keep the user's empty directories
-            elif rel not in owned and rel != MANIFEST_FILE:
-                target.parent.mkdir(parents=True, exist_ok=True)
+            target = dst / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if path.is_symlink():
+                os.symlink(os.readlink(path), target)
+            else:
                 try:
                     os.link(path, target)
                 except OSError:
@@ -238,66 +242,90 @@ def _fsync_all(paths: list[Path]) -> None:
         list(pool.map(_fsync, paths))
 
 
-def write_dir(out: Path, plan: DirPlan) -> bool:
-    """Make out/plan.reldir hold the plan; False (and nothing touched) when it already does."""
-    directory = safe_dir(out, plan.reldir)
-    if directory.exists() and not directory.is_dir():
-        raise GeneratorError(f"{directory} exists and is not a directory")
-    if directory.is_dir() and not drift(directory, plan).paths():
-        return False
-    if plan.remove and not directory.is_dir():
-        return False
-    clash = collisions(directory, plan) if directory.is_dir() else []
-    if clash:
-        raise GeneratorError(
-            f"{directory}: generated file(s) would overwrite files gen does not own: {', '.join(clash)}"
-        )
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    staging = directory.parent / f"{STAGING_PREFIX}{directory.name}-{os.getpid()}"
+def _staging_name(out: Path, kind: str) -> Path:
+    return out.parent / f"{STAGING_PREFIX}{out.name}-{kind}{os.getpid()}"
+
+
+def write_all(out: Path, plans: list[DirPlan]) -> list[str]:
+    """Make out hold every plan, in one atomic step; returns the directories that changed.
+
+    The new tree is staged beside out (unchanged and hand-written files hard-linked in, new
+    files written and flushed) and then exchanged with out in a single rename, so a reader or
+    a killed render only ever sees the old output or the new one, never a mix.
+    """
+    out = Path(os.path.abspath(out))
+    directories = {plan.reldir: safe_dir(out, plan.reldir) for plan in plans}
+    changed = []
+    for plan in plans:
+        directory = directories[plan.reldir]
+        if directory.exists() and not directory.is_dir():
+            raise GeneratorError(f"{directory} exists and is not a directory")
+        if directory.is_dir():
+            if not drift(directory, plan).paths():
+                continue
+            clash = collisions(directory, plan)
+            if clash:
+                raise GeneratorError(
+                    f"{directory}: generated file(s) would overwrite files gen does not own: {', '.join(clash)}"
+                )
+        elif plan.remove:
+            continue
+        changed.append(plan)
+    if not changed:
+        return []
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = _staging_name(out, "")
     if staging.exists():
         shutil.rmtree(staging)
-    staging.mkdir()
+    replaced: set[str] = set()
+    for plan in changed:
+        directory = directories[plan.reldir]
+        owned = [*owned_files(directory), MANIFEST_FILE] if directory.is_dir() else []
+        replaced.update(f"{plan.reldir}/{rel}" for rel in owned)
     try:
-        if directory.is_dir():
-            _copy_foreign(directory, staging, set(owned_files(directory)))
+        staging.mkdir()
+        if out.is_dir():
+            _carry_over(out, staging, replaced)
         written = []
-        for rel, data in sorted(plan.with_manifest().items()):
-            path = staging / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "wb") as fh:
-                fh.write(data)
-            os.chmod(path, FILE_MODE)
-            written.append(path)
+        for plan in changed:
+            for rel, data in sorted(plan.with_manifest().items()):
+                path = staging / plan.reldir / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                with open(path, "wb") as fh:
+                    fh.write(data)
+                os.chmod(path, FILE_MODE)
+                written.append(path)
         _fsync_all(written)
-        if plan.remove and not any(staging.iterdir()):
-            trash = directory.parent / f"{STAGING_PREFIX}{directory.name}-old-{os.getpid()}"
-            os.rename(directory, trash)  # gone in one step; nothing of the user's was inside
-            shutil.rmtree(trash)
-            staging.rmdir()
-        elif not directory.exists():
-            os.rename(staging, directory)
-        elif _exchange(staging, directory):
-            shutil.rmtree(staging)
-        else:
-            old = directory.parent / f"{STAGING_PREFIX}{directory.name}-old-{os.getpid()}"
-            os.rename(directory, old)
-            os.rename(staging, directory)
-            shutil.rmtree(old)
+        _swap_in(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return True
+    return [plan.reldir for plan in changed]
+
+
+def _swap_in(staging: Path, out: Path) -> None:
+    if not out.exists():
+        os.rename(staging, out)
+    elif _exchange(staging, out):
+        shutil.rmtree(staging)
+    else:
+        old = _staging_name(out, "old-")
+        os.rename(out, old)
+        os.rename(staging, out)  # a kill between the two renames is undone by recover()
+        shutil.rmtree(old)
 
 
 def recover(out: Path) -> None:
-    """Finish or undo a swap that a killed render left behind (the fallback path only)."""
-    if not out.is_dir():
+    """Undo what a killed render left beside out: put the previous output back if out is missing
+    (the fallback path's window between two renames), and drop staging trees."""
+    out = Path(os.path.abspath(out))
+    if not out.parent.is_dir():
         return
-    for entry in out.rglob(f"{STAGING_PREFIX}*"):
-        name = entry.name[len(STAGING_PREFIX) :]
-        if "-old-" in name:
-            original = entry.parent / name.split("-old-")[0]
-            if not original.exists():
-                os.rename(entry, original)
-                continue
-        shutil.rmtree(entry, ignore_errors=True)
+    prefix = f"{STAGING_PREFIX}{out.name}-"
+    leftovers = sorted(p for p in out.parent.iterdir() if p.name.startswith(prefix))
+    for entry in leftovers:
+        if entry.name[len(prefix) :].startswith("old-") and not out.exists():
+            os.rename(entry, out)
+    for entry in leftovers:
+        if entry.exists():
+            shutil.rmtree(entry, ignore_errors=True)

@@ -18,8 +18,7 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("out") / "deploy"
     result = pipeline.render(pipeline.RenderOptions(POLICIES, out))
     assert not has_errors(result.problems), result.problems
-    for plan in result.plans:
-        write.write_dir(out, plan)
+    write.write_all(out, result.plans)
     return out
 
 

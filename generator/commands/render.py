@@ -26,7 +26,7 @@ def run(policy_dir: Path, out: Path, targets: tuple[str, ...], check: bool, diff
         return 0
     with write.output_lock(out):
         write.recover(out)
-        changed = [plan.reldir for plan in plans if write.write_dir(out, plan)]
+        changed = write.write_all(out, plans)
     print(
         f"gen: rendered {len(result.plans)} director{'y' if len(result.plans) == 1 else 'ies'} into {out}"
         f" ({len(changed)} changed, {len(plans) - len(result.plans)} no longer rendered and emptied)",
