@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: render test lint clean
+.PHONY: render test scanner bench clean
 
 $(BIN)/gen: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,5 +19,17 @@ test: $(BIN)/gen
 	$(BIN)/ruff format --check .
 	$(BIN)/pytest -q
 
+# checkov, the security scanner of tests/test_security_scan.py, in its own environment.
+scanner: .venv-scan/bin/checkov
+
+.venv-scan/bin/checkov:
+	$(PYTHON) -m venv .venv-scan
+	.venv-scan/bin/pip install --quiet --upgrade pip
+	.venv-scan/bin/pip install --quiet 'checkov>=3.2,<4'
+
+bench: $(BIN)/gen
+	$(BIN)/pip install --quiet -e '.[bench]'
+	$(BIN)/python benchmarks/bench.py
+
 clean:
-	rm -rf $(VENV) deploy
+	rm -rf $(VENV) .venv-scan deploy

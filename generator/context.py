@@ -76,7 +76,24 @@ def _replicated(policy: Policy, target: Target) -> dict[str, Any]:
         }
         namespaces = sorted(matches) if matches and matches != {policy.spec["namespace"]} else []
         colocate.append({**rule, "namespaces": namespaces})
-    return {"colocate": colocate, "explicit_replicas": "replicas" in (policy.doc.data.get("spec") or {})}
+    return {
+        "colocate": colocate,
+        "explicit_replicas": "replicas" in (policy.doc.data.get("spec") or {}),
+        "liveness": policy.spec.get("livenessProbe") or liveness_from_readiness(policy.spec.get("readinessProbe")),
+    }
+
+
+def liveness_from_readiness(readiness: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A liveness check of the port the readiness probe uses: is the process accepting connections?
+
+    Never the readiness endpoint itself: readiness reports warm-up (the seed's caches), and a
+    liveness probe that fails during warm-up restarts the Pod in a loop. None without a port.
+    """
+    for handler in ("httpGet", "tcpSocket", "grpc"):
+        port = ((readiness or {}).get(handler) or {}).get("port")
+        if port is not None:
+            return {"tcpSocket": {"port": port}, "periodSeconds": 10, "timeoutSeconds": 1, "failureThreshold": 3}
+    return None
 
 
 def _monitoring(policy: Policy, target: Target) -> dict[str, Any]:

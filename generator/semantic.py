@@ -302,7 +302,68 @@ def check_pod_spec(spec: Any, path: Path, owner: str) -> Iterator[Finding]:
                 if not isinstance(number, int) or not 1 <= number <= 65535:
                     yield _err((*ppath, "containerPort"), "k8s-port", "must be between 1 and 65535, inclusive")
             yield from check_resources(c.get("resources"), (*cpath, "resources"))
+            yield from _check_container_security(c.get("securityContext"), (*cpath, "securityContext"))
     yield from check_affinity(spec.get("affinity"), (*path, "affinity"))
+    yield from _check_pod_security(spec, path)
+
+
+_RESTRICTED_HINT = "the Pod Security 'restricted' level forbids it; gen's namespaces enforce that level"
+
+
+def _check_pod_security(spec: dict[str, Any], path: Path) -> Iterator[Finding]:
+    """Host access the API server accepts but a restricted namespace rejects at admission."""
+    for field in ("hostNetwork", "hostPID", "hostIPC"):
+        if spec.get(field) is True:
+            yield _warn(
+                (*path, field), "pod-security", f"{field}: {spec[field]} shares the node's namespaces", _RESTRICTED_HINT
+            )
+    for i, volume in enumerate(spec.get("volumes") or []):
+        if isinstance(volume, dict) and "hostPath" in volume:
+            yield _warn(
+                (*path, "volumes", i, "hostPath"),
+                "pod-security",
+                "a hostPath volume exposes the node's files",
+                _RESTRICTED_HINT,
+            )
+    for group in ("initContainers", "containers"):
+        for i, c in enumerate(spec.get(group) or []):
+            for j, port in enumerate((c or {}).get("ports") or [] if isinstance(c, dict) else []):
+                if isinstance(port, dict) and port.get("hostPort"):
+                    yield _warn(
+                        (*path, group, i, "ports", j, "hostPort"),
+                        "pod-security",
+                        "hostPort binds the node's port",
+                        _RESTRICTED_HINT,
+                    )
+
+
+def _check_container_security(ctx: Any, path: Path) -> Iterator[Finding]:
+    if not isinstance(ctx, dict):
+        return
+    if ctx.get("privileged") is True:
+        yield _warn((*path, "privileged"), "pod-security", "a privileged container controls the node", _RESTRICTED_HINT)
+    if ctx.get("allowPrivilegeEscalation") is True:
+        yield _warn(
+            (*path, "allowPrivilegeEscalation"), "pod-security", "privilege escalation is allowed", _RESTRICTED_HINT
+        )
+    added = [cap for cap in ((ctx.get("capabilities") or {}).get("add") or []) if cap != "NET_BIND_SERVICE"]
+    if added:
+        yield _warn((*path, "capabilities", "add"), "pod-security", f"adds capabilities {added}", _RESTRICTED_HINT)
+
+
+def check_rbac(obj: dict[str, Any]) -> Iterator[Finding]:
+    """Wildcards in Role and ClusterRole rules: valid, and never least privilege."""
+    if obj.get("kind") not in ("Role", "ClusterRole"):
+        return
+    for i, rule in enumerate(obj.get("rules") or []):
+        for field in ("apiGroups", "resources", "verbs", "nonResourceURLs"):
+            if "*" in ((rule or {}).get(field) or []):
+                yield _warn(
+                    ("rules", i, field),
+                    "rbac-wildcard",
+                    f"{field} '*' grants everything, now and later",
+                    "list what is needed",
+                )
 
 
 # ---- workloads ---------------------------------------------------------------------------

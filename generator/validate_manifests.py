@@ -151,6 +151,7 @@ class ManifestValidator:
         if "metadata" in obj:
             yield from semantic.check_metadata(obj, ("metadata",), kind)
         yield from semantic.check_workload(obj)
+        yield from semantic.check_rbac(obj)
         if kind == "HorizontalPodAutoscaler":
             yield from semantic.check_hpa(obj)
         if kind == "ConfigMap":

@@ -159,3 +159,43 @@ def test_plugin_flag_declares_extra_plugins(gen, tmp_path: Path) -> None:
     path = _write(tmp_path, obj)
     assert gen("validate", path).code == 1
     assert gen("validate", "--plugin", "Mine", path).code == 0
+
+
+def _with_spec(**fields) -> dict:
+    import copy
+
+    obj = copy.deepcopy(POD)
+    obj["spec"].update(fields)
+    return obj
+
+
+ROLE = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r", "namespace": "ns"}}
+WARNINGS = {
+    "host-network": (_with_spec(hostNetwork=True), "pod-security"),
+    "host-path": (_with_spec(volumes=[{"name": "v", "hostPath": {"path": "/"}}]), "pod-security"),
+    "privileged": (pod(securityContext={"privileged": True}), "pod-security"),
+    "escalation": (pod(securityContext={"allowPrivilegeEscalation": True}), "pod-security"),
+    "caps": (pod(securityContext={"capabilities": {"add": ["SYS_ADMIN"]}}), "pod-security"),
+    "host-port": (pod(ports=[{"containerPort": 80, "hostPort": 80}]), "pod-security"),
+    "rbac-wildcard": (ROLE | {"rules": [{"apiGroups": [""], "resources": ["*"], "verbs": ["get"]}]}, "rbac-wildcard"),
+}
+QUIET = {
+    "host-users-false": _with_spec(hostUsers=False),
+    "net-bind": pod(securityContext={"capabilities": {"add": ["NET_BIND_SERVICE"], "drop": ["ALL"]}}),
+    "rbac-listed": ROLE | {"rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "patch"]}]},
+}
+
+
+@pytest.mark.parametrize("name", sorted(WARNINGS))
+def test_insecure_but_accepted_objects_warn(gen, tmp_path: Path, name: str) -> None:
+    obj, rule = WARNINGS[name]
+    path = _write(tmp_path, obj)
+    assert gen("validate", path).code == 0
+    run = gen("validate", "--strict", path)
+    assert run.code == 1 and f"warning {rule}" in run.out
+
+
+@pytest.mark.parametrize("name", sorted(QUIET))
+def test_secure_objects_do_not_warn(gen, tmp_path: Path, name: str) -> None:
+    run = gen("validate", "--strict", _write(tmp_path, QUIET[name]))
+    assert (run.code, run.out) == (0, ""), run.out
