@@ -38,25 +38,20 @@ def check_policies(policies: list[Policy], only: tuple[str, ...] = ()) -> tuple[
 
 def lint(paths: Sequence[Path]) -> list[Problem]:
     """Policy checks for the given files, judged within the policy directory each belongs to."""
-    files = [p.resolve() for p in paths]
-    roots = sorted({f.parent if f.is_file() else f for f in files})
+    asked = [p.resolve() for p in paths]
+    roots = sorted({f.parent if f.is_file() else f for f in asked})
     policies, problems = load_policies(roots)
     _, semantic = check_policies(policies)
-    wanted = {p.as_posix() for p in files}
-    all_problems = problems + semantic
 
-    def asked(problem: Problem) -> bool:
-        return any(problem.file == w or _matches(problem.file, w) for w in wanted)
+    def wanted(problem: Problem) -> bool:
+        # load_documents names a file relative to its root's parent; find which root it came from
+        for root in roots:
+            path = (root.parent / problem.file).resolve()
+            if path == root or root in path.parents:
+                return any(path == a or a in path.parents for a in asked)
+        return Path(problem.file).resolve() in asked
 
-    return [p for p in all_problems if asked(p)]
-
-
-def _matches(display: str, absolute: str) -> bool:
-    return (
-        absolute.endswith("/" + display)
-        or absolute.startswith(display.rstrip("/") + "/")
-        or display.startswith(absolute)
-    )
+    return [p for p in problems + semantic if wanted(p)]
 
 
 def deletion_cost_policy(policy_dir: Path | None, only: tuple[str, ...] = ()) -> tuple[Policy, list[Problem]]:

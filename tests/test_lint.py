@@ -174,3 +174,11 @@ def test_did_you_mean_hint(gen, tmp_path: Path) -> None:
     path.parent.mkdir()
     path.write_text(SCHEDULER + "  replcas: 2\n")
     assert "did you mean 'replicas'?" in gen("lint", path).out
+
+
+def test_linting_a_directory_reports_its_files(gen, policy_copy: Path) -> None:
+    scheduler = policy_copy / "scheduler.yaml"
+    scheduler.write_text(scheduler.read_text().replace("replicas: 1", "replicas: one"))
+    run = gen("lint", policy_copy)
+    assert run.code == 1 and "policies/scheduler.yaml:" in run.out and " policy-schema " in run.out
+    assert gen("lint", policy_copy / "cache-app.yaml").code == 0  # judged with its directory, reported alone

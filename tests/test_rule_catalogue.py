@@ -1,0 +1,506 @@
+"""Every rule in docs/rules.md has a failing and a passing fixture.
+
+The tables below cover the rules the focused test modules do not; the last test checks the
+catalogue against the code and the tests, so a new rule cannot land undocumented or untested.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+from tests.test_validate import config, deployment, pod
+
+SCHED = "kubescheduler.config.k8s.io/v1"
+
+
+def hpa(**spec: Any) -> dict[str, Any]:
+    base = {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"},
+        "minReplicas": 1,
+        "maxReplicas": 3,
+        "metrics": [
+            {
+                "type": "Resource",
+                "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}},
+            }
+        ],
+    }
+    return {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "h"},
+        "spec": {**base, **spec},
+    }
+
+
+def with_path(obj: dict[str, Any], path: tuple, value: Any) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    node = out
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return out
+
+
+def profile(**fields: Any) -> dict[str, Any]:
+    return config() | {"profiles": [{"schedulerName": "s", **fields}]}
+
+
+def fit_args(strategy: dict[str, Any]) -> dict[str, Any]:
+    return profile(pluginConfig=[{"name": "NodeResourcesFit", "args": {"scoringStrategy": strategy}}])
+
+
+GOOD_DEPLOYMENT = deployment("0")
+CONTAINER = ("spec", "containers", 0)
+TEMPLATE_CONTAINER = ("spec", "template", "spec", "containers", 0)
+
+# rule -> (an object Kubernetes rejects (or warns about), the nearest object it accepts)
+MANIFEST_RULES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "k8s-name": (with_path(pod(), ("metadata", "name"), "Bad_Name"), pod()),
+    "k8s-annotation": (with_path(pod(), ("metadata", "annotations"), {"bad key!": "v"}), pod()),
+    "k8s-annotation-size": (
+        with_path(pod(), ("metadata", "annotations"), {"a": "x" * 262_145}),
+        with_path(pod(), ("metadata", "annotations"), {"a": "x" * 1000}),
+    ),
+    "k8s-quantity": (pod(resources={"requests": {"cpu": "-1"}}), pod(resources={"requests": {"cpu": "1"}})),
+    "k8s-resource-name": (
+        pod(resources={"limits": {"gpu!": 1}}),
+        pod(resources={"limits": {"example.com/gpu": 1}}),
+    ),
+    "k8s-request-over-limit": (
+        pod(resources={"requests": {"memory": "2Gi"}, "limits": {"memory": "1Gi", "nvidia.com/gpu": 1}}),
+        pod(resources={"requests": {"memory": "1Gi"}, "limits": {"memory": "1Gi", "nvidia.com/gpu": 1}}),
+    ),
+    "k8s-restart-policy": (
+        with_path(GOOD_DEPLOYMENT, ("spec", "template", "spec", "restartPolicy"), "Never"),
+        with_path(GOOD_DEPLOYMENT, ("spec", "template", "spec", "restartPolicy"), "Always"),
+    ),
+    "k8s-selector": (
+        with_path(GOOD_DEPLOYMENT, ("spec", "selector"), {"matchLabels": {"app": "other"}}),
+        GOOD_DEPLOYMENT,
+    ),
+    "k8s-deployment": (
+        with_path(GOOD_DEPLOYMENT, ("spec", "replicas"), -1),
+        with_path(GOOD_DEPLOYMENT, ("spec", "replicas"), 0),
+    ),
+    "k8s-affinity-weight": (
+        with_path(
+            pod(),
+            ("spec", "affinity"),
+            {
+                "nodeAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": 0, "preference": {"matchExpressions": [{"key": "a", "operator": "Exists"}]}}
+                    ]
+                }
+            },
+        ),
+        with_path(
+            pod(),
+            ("spec", "affinity"),
+            {
+                "nodeAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": 1, "preference": {"matchExpressions": [{"key": "a", "operator": "Exists"}]}}
+                    ]
+                }
+            },
+        ),
+    ),
+    "k8s-hpa": (hpa(minReplicas=3, maxReplicas=2), hpa(minReplicas=2, maxReplicas=2)),
+    "k8s-hpa-behavior": (
+        hpa(behavior={"scaleDown": {"stabilizationWindowSeconds": 3601}}),
+        hpa(behavior={"scaleDown": {"stabilizationWindowSeconds": 3600}}),
+    ),
+    "k8s-unknown-kind": (
+        {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "w"}},
+    ),
+    "secret-material": (
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"token": "x"}},
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "type": "Opaque"},
+    ),
+    "insecure-tls": (
+        {
+            "apiVersion": "monitoring.coreos.com/v1",
+            "kind": "ServiceMonitor",
+            "metadata": {"name": "m"},
+            "spec": {
+                "selector": {},
+                "endpoints": [{"port": "https", "scheme": "https", "tlsConfig": {"insecureSkipVerify": True}}],
+            },
+        },
+        {
+            "apiVersion": "monitoring.coreos.com/v1",
+            "kind": "ServiceMonitor",
+            "metadata": {"name": "m"},
+            "spec": {
+                "selector": {},
+                "endpoints": [{"port": "https", "scheme": "https", "tlsConfig": {"serverName": "s"}}],
+            },
+        },
+    ),
+    "dashboard-json": (
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d"}, "data": {"d.json": '{"panels": [}'}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d"}, "data": {"d.json": '{"panels": []}'}},
+    ),
+    "size-configmap": (
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "x" * (1024 * 1024 + 1)}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "x" * 1024}},
+    ),
+    "size-last-applied": (
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "x" * 300_000}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "x" * 200_000}},
+    ),
+    "promql-parse": (
+        {
+            "apiVersion": "monitoring.coreos.com/v1",
+            "kind": "PrometheusRule",
+            "metadata": {"name": "r"},
+            "spec": {"groups": [{"name": "g", "rules": [{"alert": "A", "expr": "sum(rate(x[5m]"}]}]},
+        },
+        {
+            "apiVersion": "monitoring.coreos.com/v1",
+            "kind": "PrometheusRule",
+            "metadata": {"name": "r"},
+            "spec": {"groups": [{"name": "g", "rules": [{"alert": "A", "expr": "sum(rate(x[5m]))"}]}]},
+        },
+    ),
+    "scheduler-queue-sort": (
+        profile(plugins={"queueSort": {"enabled": [{"name": "PrioritySort"}], "disabled": [{"name": "*"}]}})
+        | {
+            "profiles": [
+                {"schedulerName": "s", "plugins": {"queueSort": {"enabled": [{"name": "PrioritySort"}]}}},
+                {
+                    "schedulerName": "t",
+                    "plugins": {"queueSort": {"enabled": [{"name": "Other"}], "disabled": [{"name": "*"}]}},
+                },
+            ]
+        },
+        profile(),
+    ),
+    "scheduler-plugin-config": (
+        profile(pluginConfig=[{"name": "NodeResourcesFit", "args": {}}, {"name": "NodeResourcesFit", "args": {}}]),
+        profile(pluginConfig=[{"name": "NodeResourcesFit", "args": {}}]),
+    ),
+    "scheduler-plugin-args": (
+        fit_args({"type": "Packed"}),
+        fit_args({"type": "MostAllocated", "resources": [{"name": "nvidia.com/gpu", "weight": 1}]}),
+    ),
+    "scheduler-plugin-duplicate": (
+        profile(plugins={"score": {"enabled": [{"name": "GPUPacking"}, {"name": "GPUPacking"}]}}),
+        profile(plugins={"score": {"enabled": [{"name": "GPUPacking"}]}}),
+    ),
+    "scheduler-extender": (
+        config() | {"extenders": [{"urlPrefix": "http://e", "prioritizeVerb": "p", "weight": 0}]},
+        config() | {"extenders": [{"urlPrefix": "http://e", "prioritizeVerb": "p", "weight": 1}]},
+    ),
+    "deletion-cost-on-owner": (
+        with_path(GOOD_DEPLOYMENT, ("metadata", "annotations"), {"controller.kubernetes.io/pod-deletion-cost": "5"}),
+        GOOD_DEPLOYMENT,
+    ),
+    "k8s-port": (pod(ports=[{"containerPort": 70000}]), pod(ports=[{"containerPort": 65535}])),
+    "scheduler-lease-shared": (
+        config() | {"leaderElection": {"leaderElect": True}},
+        config(),
+    ),
+}
+
+
+def _write(tmp_path: Path, name: str, obj: Any) -> Path:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(obj))
+    return path
+
+
+def test_k8s_object_rule(gen, tmp_path: Path) -> None:
+    assert " k8s-object " in gen("validate", _write(tmp_path, "bad", [1, 2])).out
+    assert gen("validate", "--strict", _write(tmp_path, "good", pod())).code == 0
+
+
+@pytest.mark.parametrize("rule", sorted(MANIFEST_RULES))
+def test_manifest_rule_fails_and_passes(gen, tmp_path: Path, rule: str) -> None:
+    bad, good = MANIFEST_RULES[rule]
+    failing = gen("validate", "--strict", _write(tmp_path, "bad", bad))
+    assert failing.code == 1 and f" {rule} " in failing.out, failing.out
+    assert "bad.yaml:" in failing.out
+    passing = gen("validate", "--strict", _write(tmp_path, "good", good))
+    assert f" {rule} " not in passing.out, passing.out
+
+
+BASE_POLICIES = {
+    "scheduler.yaml": """\
+apiVersion: gen/v1alpha1
+kind: Scheduler
+metadata: {name: s}
+spec:
+  namespace: sched
+  image: example/scheduler:1
+  outOfTreePlugins: [GPUPacking]
+  profiles:
+  - schedulerName: gpu
+    plugins: {score: {enabled: [{name: GPUPacking, weight: 10}]}}
+    pluginConfig:
+    - name: NodeResourcesFit
+      args: {scoringStrategy: {type: MostAllocated, resources: [{name: nvidia.com/gpu, weight: 1}]}}
+""",
+}
+GPU = """\
+apiVersion: gen/v1alpha1
+kind: GpuWorkload
+metadata: {name: train}
+spec:
+  schedulerName: gpu
+  workloadKind: Job
+  restartPolicy: %s
+  gpu: {count: 1%s}
+  container:
+    name: c
+    image: example/train:1
+    resources: %s
+"""
+SERVICE = """\
+apiVersion: gen/v1alpha1
+kind: ReplicatedService
+metadata: {name: web}
+spec:
+  namespace: web
+  image: example/web:1
+  deletionCost: {initial: 0}
+%s"""
+COST = """\
+apiVersion: gen/v1alpha1
+kind: DeletionCostPolicy
+metadata: {name: %s}
+spec:
+  tiers: {low: %s}
+"""
+# rule -> (policy files with the mistake, the fixed files)
+POLICY_RULES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
+    "gpu-restart-policy": (
+        {"gpu.yaml": GPU % ("Always", ", models: [A100]", "{}")},
+        {"gpu.yaml": GPU % ("Never", ", models: [A100]", "{}")},
+    ),
+    "gpu-no-affinity": (
+        {"gpu.yaml": GPU % ("Never", "", "{}")},
+        {"gpu.yaml": GPU % ("Never", ", models: [A100]", "{}")},
+    ),
+    "gpu-resource-duplicate": (
+        {"gpu.yaml": GPU % ("Never", ", models: [A100]", "{limits: {nvidia.com/gpu: 2}}")},
+        {"gpu.yaml": GPU % ("Never", ", models: [A100]", "{limits: {memory: 1Gi}}")},
+    ),
+    "cost-tier-range": ({"cost.yaml": COST % ("c", "[10, 1]")}, {"cost.yaml": COST % ("c", "[1, 10]")}),
+    "cost-policy-single": (
+        {"a.yaml": COST % ("a", "[1, 10]"), "b.yaml": COST % ("b", "[1, 10]")},
+        {"a.yaml": COST % ("a", "[1, 10]")},
+    ),
+    "cost-annotation-duplicate": (
+        {"web.yaml": SERVICE % "  podAnnotations: {controller.kubernetes.io/pod-deletion-cost: '5'}\n"},
+        {"web.yaml": SERVICE % "  podAnnotations: {example.com/team: web}\n"},
+    ),
+    "cost-writer-uid": (
+        {"web.yaml": SERVICE % "  costWriter: {serviceAccount: writer}\n"},
+        {
+            "web.yaml": SERVICE
+            % "  costWriter: {serviceAccount: writer}\n  downwardEnv: [POD_NAME, POD_NAMESPACE, POD_UID]\n"
+        },
+    ),
+    "gpu-packing-least-allocated": (
+        {"scheduler.yaml": BASE_POLICIES["scheduler.yaml"].split("    pluginConfig:")[0]},
+        {},
+    ),
+    "metrics-ca-namespace": (
+        {"scheduler.yaml": BASE_POLICIES["scheduler.yaml"] + "  metrics:\n    ca: {namespace: other}\n"},
+        {"scheduler.yaml": BASE_POLICIES["scheduler.yaml"] + "  metrics:\n    ca: {namespace: monitoring}\n"},
+    ),
+    "target-output-dir": (
+        {
+            "a.yaml": "apiVersion: gen/v1alpha1\nkind: Target\nmetadata: {name: a}\nspec: {outputDir: same}\n",
+            "b.yaml": "apiVersion: gen/v1alpha1\nkind: Target\nmetadata: {name: b}\nspec: {outputDir: same}\n",
+        },
+        {
+            "a.yaml": "apiVersion: gen/v1alpha1\nkind: Target\nmetadata: {name: a}\nspec: {outputDir: a}\n",
+            "b.yaml": "apiVersion: gen/v1alpha1\nkind: Target\nmetadata: {name: b}\nspec: {outputDir: b}\n",
+        },
+    ),
+    "policy-shape": ({"list.yaml": "- just\n- a list\n"}, {}),
+    "policy-required": (
+        {"gpu.yaml": "apiVersion: gen/v1alpha1\nkind: GpuWorkload\nmetadata: {name: g}\nspec: {gpu: {count: 1}}\n"},
+        {"gpu.yaml": GPU % ("Never", ", models: [A100]", "{}")},
+    ),
+    "policy-duplicate-name": (
+        {"a.yaml": SERVICE % "", "b.yaml": SERVICE % ""},
+        {"a.yaml": SERVICE % "", "b.yaml": (SERVICE % "").replace("name: web", "name: api")},
+    ),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(POLICY_RULES))
+def test_policy_rule_fails_and_passes(gen, tmp_path: Path, rule: str) -> None:
+    for label, files in zip(("bad", "good"), POLICY_RULES[rule], strict=True):
+        root = tmp_path / label / "policies"
+        root.mkdir(parents=True)
+        for name, text in {**BASE_POLICIES, **files}.items():
+            (root / name).write_text(text)
+        run = gen("lint", "--strict", root)
+        if label == "bad":
+            assert f" {rule} " in run.out, run.out
+            assert run.code == (0 if f"info {rule} " in run.out else 1)
+            assert re.search(rf"\.yaml:[1-9]\d*:\d+: \w+ {rule} ", run.out), run.out
+        else:
+            assert f" {rule} " not in run.out, run.out
+
+
+def _documented() -> set[str]:
+    text = (ROOT / "docs" / "rules.md").read_text()
+    ids: set[str] = set()
+    for cell in re.findall(r"^\| ([a-z0-9-][a-z0-9, `*-]*?) \|", text, flags=re.M):
+        ids.update(part.strip(" `") for part in cell.split(","))
+    return {i for i in ids if i and i != "ID"}
+
+
+def _emitted() -> set[str]:
+    source = "\n".join(p.read_text() for p in (ROOT / "generator").rglob("*.py"))
+    found = set(
+        re.findall(
+            r'"((?:yaml|file|input|policy|target|gpu|scheduler|cost|hpa|colocate|placement|k8s|'
+            r"deletion|secret|insecure|size|promql|dashboard|template|object|output|drift|pod|rbac|"
+            r'inventory|utilization|autoscaling)-[a-z0-9-]+)"',
+            source,
+        )
+    )
+    return found
+
+
+def test_every_emitted_rule_is_documented() -> None:
+    missing = sorted(_emitted() - _documented())
+    assert not missing, f"add to docs/rules.md: {missing}"
+
+
+def test_every_documented_rule_has_a_failing_fixture() -> None:
+    tests = "\n".join(p.read_text() for p in (ROOT / "tests").glob("test_*.py"))
+    untested = sorted(r for r in _documented() if "*" not in r and f'"{r}"' not in tests and f" {r} " not in tests)
+    assert not untested, f"no fixture names these rules: {untested}"
+
+
+def test_file_rules(gen, tmp_path: Path) -> None:
+    from generator.load import load_file
+
+    root = tmp_path / "policies"
+    root.mkdir()
+    (root / "latin1.yaml").write_bytes("name: caf\xe9\n".encode("latin-1"))
+    assert " file-encoding " in gen("lint", root / "latin1.yaml").out
+    (root / "latin1.yaml").write_text("# caf\u00e9, in UTF-8\n")
+    assert gen("lint", "--strict", root / "latin1.yaml").out == ""
+    assert " file-missing " in gen("lint", root / "absent.yaml").out
+    _, problems = load_file(root)  # a directory where a file was expected
+    assert [p.rule for p in problems] == ["file-unreadable"]
+    assert load_file(root / "latin1.yaml")[1] == []
+
+
+def test_render_rules(gen, policy_copy: Path, tmp_path: Path) -> None:
+    out = tmp_path / "deploy"
+    app = policy_copy / "cache-app.yaml"
+    clash = app.read_text() + "  costWriter:\n    serviceAccount: data-processor\n"
+    other = policy_copy / "data-processor.yaml"
+    other.write_text(other.read_text() + "  costWriter:\n    serviceAccount: data-processor\n")
+    app.write_text(clash)
+    collided = gen("render", policy_copy, "--out", out)
+    assert collided.code == 1 and " object-collision " in collided.err
+    other.write_text(other.read_text().replace("serviceAccount: data-processor", "serviceAccount: dp-writer"))
+    assert gen("render", policy_copy, "--out", out).code == 0
+
+    owned = out / "lab/deletion-cost-lab/deployment-cache-app.yaml"
+    owned.write_text(owned.read_text() + "# edited\n")
+    assert " drift-modified " in gen("render", policy_copy, "--out", out, "--check").out
+    assert gen("render", policy_copy, "--out", out).code == 0
+    assert gen("render", policy_copy, "--out", out, "--check").code == 0
+
+    (policy_copy / "extra.yaml").write_text(
+        (policy_copy / "fresh-replica-service.yaml").read_text().replace("name: fresh-replica-service", "name: extra")
+    )
+    (out / "lab/deletion-cost-lab/deployment-extra.yaml").write_text("# mine\n")
+    assert " output-collision " in gen("render", policy_copy, "--out", out, "--check").out
+
+
+@pytest.mark.parametrize(
+    ("source", "rule"),
+    [
+        ("{% if %}", "template-syntax"),
+        ("{{ missing.value }}", "template-render"),
+        ("a: {{ 1 }}\n  b: [", "template-output"),
+    ],
+)
+def test_template_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str, rule: str) -> None:
+    from generator import render
+
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "t.yaml.j2").write_text(source)
+    (tmp_path / "templates" / "ok.yaml.j2").write_text("a: {{ value }}\n")
+    monkeypatch.setattr(render, "data_dir", lambda name: tmp_path / name)
+    render._environment.cache_clear()
+    try:
+        with pytest.raises(render.RenderError) as caught:
+            render.render_yaml("t.yaml.j2", {})
+        assert caught.value.problem.rule == rule
+        assert render.render_yaml("ok.yaml.j2", {"value": "x: y"}) == {"a": "x: y"}
+    finally:
+        render._environment.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("content", "rule"),
+    [
+        (b"\xff\xfe not utf-8", "input-encoding"),
+        (b"- name: a\n---\n- name: b\n", "input-documents"),
+        (b"- name: a\n  allocatable: {nvidia.com/gpu: many}\n", "inventory-invalid"),
+        (b"- name: a\n- name: a\n", "inventory-duplicate-node"),
+        (None, "input-unreadable"),
+    ],
+)
+def test_inventory_rules(gen, tmp_path: Path, content: bytes | None, rule: str) -> None:
+    from tests.conftest import POLICIES
+
+    nodes = tmp_path / "nodes.yaml"
+    if content is not None:
+        nodes.write_bytes(content)
+    run = gen("explain", "gpu", "--nodes", nodes, POLICIES)
+    assert run.code == 1 and f" {rule} " in run.err, run.err
+    nodes.write_text(
+        "- name: a\n  labels: {training.example.com/gpu-model: A100, training.example.com/gpu-memory-mib: '81920'}\n"
+        "  allocatable: {nvidia.com/gpu: 8}\n"
+    )
+    assert gen("explain", "gpu", "--nodes", nodes, POLICIES).code == 0
+
+
+def test_utilization_and_now_rules(gen, tmp_path: Path) -> None:
+    from tests.conftest import POLICIES
+
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text(
+        "- name: a\n  labels: {training.example.com/gpu-model: A100, training.example.com/gpu-memory-mib: '81920'}\n"
+        "  allocatable: {nvidia.com/gpu: 8}\n"
+    )
+    samples = tmp_path / "util.yaml"
+    samples.write_text("- {node: a, utilization: -0.5, observed_at: '2026-12-02T10:00:00Z'}\n")
+    args = ("explain", "gpu", "--nodes", nodes, "--utilization", samples, POLICIES)
+    assert " utilization-invalid " in gen(*args, "--now", "2026-12-02T10:00:10Z").err
+    assert " utilization-now " in gen(*args, "--now", "2026-12-02T10:00:10").err
+    samples.write_text("- {node: a, utilization: 0.5, observed_at: '2026-12-02T10:00:00Z'}\n")
+    assert gen(*args, "--now", "2026-12-02T10:00:10Z").code == 0
+
+    sample = tmp_path / "sample.json"
+    sample.write_text(
+        '{"pod_uid": "u", "observed_at": "2026-12-02T10:00:00Z", "active_requests": 1,'
+        ' "cache_hit_rate": 0.5, "avg_response_time_ms": 10}'
+    )
+    naive = gen("cost", "--sample", sample, "--now", "2026-12-02T10:00:10", POLICIES)
+    assert (naive.code, naive.out) == (1, "") and " cost-now " in naive.err
+    assert gen("cost", "--sample", sample, "--now", "2026-12-02T10:00:10Z", POLICIES).code == 0
