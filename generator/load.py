@@ -466,15 +466,23 @@ def _display(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-def load_documents(paths: Iterable[Path]) -> tuple[list[Document], list[Problem]]:
-    docs: list[Document] = []
+def yaml_files(paths: Iterable[Path]) -> tuple[list[tuple[Path, str]], list[Problem]]:
+    """(path, name to report it by) for every YAML file below paths, in a stable order."""
+    files: list[tuple[Path, str]] = []
     problems: list[Problem] = []
     for root in paths:
         if not root.exists():
             problems.append(Problem(str(root), 0, 0, "file-missing", Severity.ERROR, "no such file or directory"))
             continue
-        for path in iter_yaml_files(root):
-            found, errs = load_file(path, str(path) if path == root else _display(path, root))
-            docs.extend(found)
-            problems.extend(errs)
+        files.extend((path, str(path) if path == root else _display(path, root)) for path in iter_yaml_files(root))
+    return files, problems
+
+
+def load_documents(paths: Iterable[Path]) -> tuple[list[Document], list[Problem]]:
+    files, problems = yaml_files(paths)
+    docs: list[Document] = []
+    for path, name in files:
+        found, errs = load_file(path, name)
+        docs.extend(found)
+        problems.extend(errs)
     return docs, problems

@@ -6,14 +6,11 @@ command and decides nothing about presentation.
 
 from __future__ import annotations
 
-import multiprocessing
-import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from generator import write
+from generator import parallel, write
 from generator.problems import Problem, Severity, has_errors, json_path
 from generator.render import Manifest, TargetRender, render_gitops, render_target
 from generator.serialize import dump_yaml
@@ -143,18 +140,6 @@ def _render_and_plan(target: Target, out_name: str) -> tuple[list[write.DirPlan]
     return plans, problems
 
 
-# Below this many policies a worker process costs more than it saves.
-PARALLEL_MIN_POLICIES = 400
-
-
-def _workers(targets: list[Target]) -> int:
-    if len(targets) < 2 or sum(len(t.policies) for t in targets) < PARALLEL_MIN_POLICIES:
-        return 1
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return 1
-    return min(len(targets), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-
-
 def render(options: RenderOptions) -> RenderResult:
     """Everything but the write: plans per directory, or problems.
 
@@ -164,12 +149,8 @@ def render(options: RenderOptions) -> RenderResult:
     targets, problems = _checked_targets(options.policy_dir, options.targets)
     result = RenderResult(problems)
     job = partial(_render_and_plan, out_name=options.out.name)
-    workers = _workers(targets)
-    if workers > 1:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            outcomes = list(pool.map(job, targets))
-    else:
-        outcomes = [job(target) for target in targets]
+    processes = parallel.workers(sum(len(t.policies) for t in targets), most=len(targets))
+    outcomes = parallel.map_in_order(job, targets, processes)
     for plans, found in outcomes:
         result.plans.extend(plans)
         result.problems.extend(found)

@@ -132,14 +132,19 @@ def build_policy(doc: Document) -> tuple[Policy | None, list[Problem]]:
 
 
 def build_policies(docs: Iterable[Document]) -> tuple[list[Policy], list[Problem]]:
+    return unique_policies([build_policy(doc) for doc in docs])
+
+
+def unique_policies(built: Iterable[tuple[Policy | None, list[Problem]]]) -> tuple[list[Policy], list[Problem]]:
+    """The policies in order, each (kind, name) once; a second definition is a finding."""
     policies: list[Policy] = []
     problems: list[Problem] = []
     seen: dict[tuple[str, str], Policy] = {}
-    for doc in docs:
-        policy, found = build_policy(doc)
+    for policy, found in built:
         problems.extend(found)
         if policy is None:
             continue
+        doc = policy.doc
         key = (policy.kind, policy.name)
         if key in seen:
             first = seen[key]

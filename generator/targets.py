@@ -26,9 +26,17 @@ class Target:
     gitops: dict[str, Any]
     policy: Policy
     policies: list[Policy] = field(default_factory=list)
+    _by_kind: tuple[int, dict[str, list[Policy]]] = field(default=(-1, {}), repr=False, compare=False)
 
     def of_kind(self, kind: str) -> list[Policy]:
-        return [p for p in self.policies if p.kind == kind]
+        """The target's policies of one kind; indexed once, since rules ask per policy."""
+        count, index = self._by_kind
+        if count != len(self.policies):
+            index = {}
+            for policy in self.policies:
+                index.setdefault(policy.kind, []).append(policy)
+            self._by_kind = (len(self.policies), index)
+        return list(index.get(kind, ()))
 
 
 def _implicit_policy() -> Policy:

@@ -9,18 +9,31 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from generator import rules
+from generator import parallel, rules
 from generator.errors import GeneratorError
-from generator.load import load_documents
-from generator.policy import Policy, build_policies, builtin_policy
+from generator.load import load_file, yaml_files
+from generator.policy import Policy, build_policy, builtin_policy, unique_policies
 from generator.problems import Problem, has_errors
 from generator.targets import Target, resolve_targets
 
 
+def _load_and_build(files: list[tuple[Path, str]]) -> list[tuple[Policy | None, list[Problem]]]:
+    built: list[tuple[Policy | None, list[Problem]]] = []
+    for path, name in files:
+        docs, problems = load_file(path, name)
+        built.append((None, problems))
+        built.extend(build_policy(doc) for doc in docs)
+    return built
+
+
 def load_policies(paths: Iterable[Path]) -> tuple[list[Policy], list[Problem]]:
-    """Stages 1 and 2a: documents -> schema-valid policies with defaults."""
-    docs, problems = load_documents(paths)
-    policies, found = build_policies(docs)
+    """Stages 1 and 2a: files -> schema-valid policies with defaults (large sets in parallel)."""
+    files, problems = yaml_files(paths)
+    chunks = parallel.split(files, parallel.workers(len(files)) * 4)
+    built = [
+        item for chunk in parallel.map_in_order(_load_and_build, chunks, parallel.workers(len(files))) for item in chunk
+    ]
+    policies, found = unique_policies(built)
     return policies, problems + found
 
 

@@ -168,3 +168,29 @@ def test_removed_target_is_pruned_but_hand_written_files_stay(gen, policy_copy: 
     assert not (out / "_gitops/staging").exists()
     assert gen("render", policy_copy, "--out", out, "--check").code == 0
     assert (out / "lab/kustomization.yaml").is_file()
+
+
+def test_parallel_render_is_byte_identical_to_serial(policy_copy: Path, tmp_path: Path, monkeypatch) -> None:
+    import sys
+
+    from generator import parallel, pipeline
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from synthetic import make_repo
+
+    policies = make_repo(tmp_path / "repo", 40)
+    for path in policy_copy.glob("*.yaml"):
+        if "target" not in path.name:
+            (policies / path.name).write_text(
+                path.read_text().replace("metadata:\n", "metadata:\n  labels:\n    cluster: cluster-0\n", 1)
+            )
+
+    def plans() -> list[tuple[str, dict[str, bytes]]]:
+        result = pipeline.render(pipeline.RenderOptions(policies, tmp_path / "deploy"))
+        assert not [p for p in result.problems if p.severity >= 2], result.problems
+        return [(p.reldir, p.files) for p in result.plans]
+
+    serial = plans()
+    monkeypatch.setattr(parallel, "MIN_ITEMS", 1)
+    assert parallel.workers(10) > 1 or parallel._cpus() == 1
+    assert plans() == serial
