@@ -7,10 +7,8 @@ available, or the work is small, everything runs in this process.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -26,7 +24,11 @@ def _cpus() -> int:
 
 def workers(amount: int, most: int | None = None) -> int:
     """How many processes `amount` units of work deserve (1: stay in this process)."""
-    if amount < MIN_ITEMS or "fork" not in multiprocessing.get_all_start_methods():
+    if amount < MIN_ITEMS:
+        return 1
+    import multiprocessing  # here, not at the top: `gen lint` of one file never needs it
+
+    if "fork" not in multiprocessing.get_all_start_methods():
         return 1
     return max(1, min(_cpus(), most if most is not None else _cpus()))
 
@@ -45,5 +47,8 @@ def split(items: Sequence[T], parts: int) -> list[list[T]]:
 def map_in_order(fn: Callable[[T], R], items: Sequence[T], processes: int) -> list[R]:
     if processes <= 1 or len(items) <= 1:
         return [fn(item) for item in items]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork")) as pool:
         return list(pool.map(fn, items))
