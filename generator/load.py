@@ -161,7 +161,7 @@ class _Builder:
     @staticmethod
     def tag(event: yaml.ScalarEvent) -> str:
         if event.tag is None or event.tag == "!":
-            return _resolve_scalar_tag(event.value, tuple(event.implicit))
+            return _resolve_scalar_tag(event.value, event.implicit)
         return str(event.tag)
 
     def scalar(self, event: yaml.ScalarEvent, tag: str) -> Any:
@@ -171,8 +171,8 @@ class _Builder:
             raise _LoadError(event.start_mark, "yaml-tag", str(err).split("\n")[0], "use plain YAML values") from err
 
     def _child_path(self) -> Path_:
-        if not self.stack:
-            return ()
+        if not self.stack or self.source is None:
+            return ()  # paths only serve positions
         top = self.stack[-1]
         if isinstance(top.value, list):
             return (*top.path, len(top.value))
