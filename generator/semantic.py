@@ -169,6 +169,9 @@ def check_resources(res: Any, path: Path) -> Iterator[Finding]:
                 continue
             parsed[section][name] = value
     requests, limits = parsed["requests"], parsed["limits"]
+    present = {*requests, *limits}
+    if any(n.startswith("hugepages-") for n in present) and not present & {"cpu", "memory"}:
+        yield _err(path, "k8s-hugepages", "HugePages require cpu or memory")
     for name, req in requests.items():
         if _is_extended(name) or name.startswith("hugepages-"):
             if name not in limits:
@@ -302,8 +305,21 @@ def check_pod_spec(spec: Any, path: Path, owner: str) -> Iterator[Finding]:
                 if not isinstance(number, int) or not 1 <= number <= 65535:
                     yield _err((*ppath, "containerPort"), "k8s-port", "must be between 1 and 65535, inclusive")
             yield from check_resources(c.get("resources"), (*cpath, "resources"))
+            if isinstance(c.get("readinessProbe"), dict) and "terminationGracePeriodSeconds" in c["readinessProbe"]:
+                yield _err(
+                    (*cpath, "readinessProbe", "terminationGracePeriodSeconds"),
+                    "k8s-probe",
+                    "must not be set for readinessProbes",
+                )
+            image = c.get("image")
+            if owner == "Pod" and isinstance(image, str) and image != image.strip():
+                yield _err((*cpath, "image"), "k8s-image", "must not have leading or trailing whitespace")
             yield from _check_container_security(c.get("securityContext"), (*cpath, "securityContext"))
     yield from check_affinity(spec.get("affinity"), (*path, "affinity"))
+    yield from check_tolerations(spec.get("tolerations"), (*path, "tolerations"))
+    yield from check_pod_resources(spec, path)
+    yield from check_host_ports(spec, path)
+    yield from check_volumes(spec.get("volumes"), (*path, "volumes"))
     yield from _check_pod_security(spec, path)
 
 
@@ -364,6 +380,127 @@ def check_rbac(obj: dict[str, Any]) -> Iterator[Finding]:
                     f"{field} '*' grants everything, now and later",
                     "list what is needed",
                 )
+
+
+_TOLERATION_EFFECTS = frozenset({"", "NoSchedule", "PreferNoSchedule", "NoExecute"})
+
+
+def check_tolerations(tolerations: Any, path: Path) -> Iterator[Finding]:
+    """validateTolerations: keys, operator/value pairs, effects, tolerationSeconds."""
+    for i, tol in enumerate(tolerations or []):
+        if not isinstance(tol, dict):
+            continue
+        tpath = (*path, i)
+        key, op, value = tol.get("key") or "", tol.get("operator") or "", tol.get("value") or ""
+        if key and (err := names.qualified_name(str(key))):
+            yield _err((*tpath, "key"), "k8s-toleration", f"key {key!r}: {err}")
+        if not key and op != "Exists":
+            yield _err(
+                (*tpath, "operator"),
+                "k8s-toleration",
+                "operator must be Exists when `key` is empty, which means 'match all values and all keys'",
+            )
+        if op in ("", "Equal"):
+            if err := names.label_value(str(value)):
+                yield _err((*tpath, "value"), "k8s-toleration", f"value {value!r}: {err}")
+        elif op == "Exists":
+            if value:
+                yield _err((*tpath, "value"), "k8s-toleration", "value must be empty when `operator` is 'Exists'")
+        else:
+            yield _err(
+                (*tpath, "operator"), "k8s-toleration", f"Unsupported value: {op!r}: supported values: Equal, Exists"
+            )
+        effect = tol.get("effect") or ""
+        if effect not in _TOLERATION_EFFECTS:
+            yield _err((*tpath, "effect"), "k8s-toleration", f"Unsupported value: {effect!r}")
+        if tol.get("tolerationSeconds") is not None and effect != "NoExecute":
+            yield _err(
+                (*tpath, "effect"), "k8s-toleration", "effect must be 'NoExecute' when `tolerationSeconds` is set"
+            )
+
+
+_POD_LEVEL = ("cpu", "memory")
+
+
+def check_pod_resources(spec: dict[str, Any], path: Path) -> Iterator[Finding]:
+    """Pod-level spec.resources (PodLevelResources, on since 1.34)."""
+    res = spec.get("resources")
+    if not isinstance(res, dict):
+        return
+    rpath = (*path, "resources")
+    if res.get("claims"):
+        yield _err((*rpath, "claims"), "k8s-pod-resources", "claims may not be set at the pod level")
+    pod: dict[str, dict[str, Decimal]] = {"requests": {}, "limits": {}}
+    for section in ("requests", "limits"):
+        for name, raw in (res.get(section) or {}).items():
+            if name not in _POD_LEVEL and not str(name).startswith("hugepages-"):
+                yield _err(
+                    (*rpath, section, name),
+                    "k8s-pod-resources",
+                    f"Unsupported value: {name!r}: supported values: cpu, memory, hugepages-*",
+                    "extended resources such as GPUs are requested per container",
+                )
+                continue
+            value = parse_quantity(raw)
+            if value is None or value < 0:
+                yield _err((*rpath, section, name), "k8s-quantity", f"{raw!r} is not a valid non-negative quantity")
+                continue
+            pod[section][name] = value
+    for name, req in pod["requests"].items():
+        if name in pod["limits"] and req > pod["limits"][name]:
+            yield _err((*rpath, "requests", name), "k8s-request-over-limit", f"{name} request must be <= pod limit")
+    total: dict[str, Decimal] = {}
+    containers = [(g, i, c) for g in ("initContainers", "containers") for i, c in enumerate(spec.get(g) or [])]
+    for group, i, c in containers:
+        cres = (c or {}).get("resources") or {} if isinstance(c, dict) else {}
+        counted = group == "containers" or (isinstance(c, dict) and c.get("restartPolicy") == "Always")
+        for name in _POD_LEVEL:
+            wanted = parse_quantity((cres.get("requests") or {}).get(name))
+            lim = parse_quantity((cres.get("limits") or {}).get(name))
+            if counted and wanted is not None:
+                total[name] = total.get(name, Decimal(0)) + wanted
+            if lim is not None and name in pod["limits"] and lim > pod["limits"][name]:
+                yield _err(
+                    (*path, group, i, "resources", "limits", name),
+                    "k8s-pod-resources",
+                    f"container {name} limit must be less than or equal to the pod-level limit",
+                )
+    for name, req in pod["requests"].items():
+        if name in total and total[name] > req:
+            yield _err(
+                (*rpath, "requests", name),
+                "k8s-pod-resources",
+                f"pod-level {name} request must be greater than or equal to the aggregate container requests",
+            )
+
+
+def check_host_ports(spec: dict[str, Any], path: Path) -> Iterator[Finding]:
+    """Host ports: equal to containerPort under hostNetwork, and unique per protocol/hostIP/port."""
+    seen: set[str] = set()
+    for i, c in enumerate(spec.get("containers") or []):
+        for j, port in enumerate((c or {}).get("ports") or [] if isinstance(c, dict) else []):
+            if not isinstance(port, dict):
+                continue
+            ppath = (*path, "containers", i, "ports", j, "hostPort")
+            host = port.get("hostPort") or 0
+            if spec.get("hostNetwork") is True and host not in (0, port.get("containerPort")):
+                yield _err(ppath, "k8s-port", "must match `containerPort` when `hostNetwork` is true")
+            if host:
+                key = f"{port.get('protocol') or 'TCP'}/{port.get('hostIP') or ''}/{host}"
+                if key in seen:
+                    yield _err(ppath, "k8s-port", f"Duplicate value: {key!r}")
+                seen.add(key)
+
+
+def check_volumes(volumes: Any, path: Path) -> Iterator[Finding]:
+    seen: set[str] = set()
+    for i, volume in enumerate(volumes or []):
+        name = str((volume or {}).get("name", "")) if isinstance(volume, dict) else ""
+        if err := names.dns1123_label(name):
+            yield _err((*path, i, "name"), "k8s-name", f"volume name {name!r} {err}")
+        elif name in seen:
+            yield _err((*path, i, "name"), "k8s-name", f"Duplicate value: volume {name!r}")
+        seen.add(name)
 
 
 # ---- workloads ---------------------------------------------------------------------------

@@ -63,6 +63,19 @@ def config(**le) -> dict:
     }
 
 
+def _container(name: str = "c", requests: dict | None = None, limits: dict | None = None, **extra) -> dict:
+    resources = {"limits": {"nvidia.com/gpu": 1, **(limits or {})}, **({"requests": requests} if requests else {})}
+    return {"name": name, "image": "busybox", "resources": resources, **extra}
+
+
+def _spec(**fields) -> dict:
+    import copy
+
+    obj = copy.deepcopy(POD)
+    obj["spec"].update(fields)
+    return obj
+
+
 VALID = {
     "gpu-limits-only": pod(),
     "gt-zero": pod(affinity={"key": "gpu-memory-mib", "operator": "Gt", "values": ["0"]}),
@@ -73,6 +86,25 @@ VALID = {
     | {"profiles": [{"schedulerName": "s", "plugins": {"score": {"enabled": [{"name": "GPUPacking", "weight": 0}]}}}]},
     "scheduler-config": config(),
     "renew-8-retry-6": config(renewDeadline="10s", retryPeriod="8s"),
+    "tolerations": _spec(
+        tolerations=[
+            {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+            {"operator": "Exists"},
+            {"key": "k", "value": "v", "effect": "NoExecute", "tolerationSeconds": 30},
+        ]
+    ),
+    "pod-level-resources": _spec(
+        resources={"requests": {"cpu": "2", "memory": "1Gi"}, "limits": {"memory": "2Gi"}},
+        containers=[_container(requests={"cpu": "1", "memory": "512Mi"}, limits={"memory": "2Gi"})],
+    ),
+    "host-network-port-defaulted": _spec(hostNetwork=True, containers=[_container(ports=[{"containerPort": 80}])]),
+    "host-ports-by-protocol": _spec(
+        containers=[
+            _container(ports=[{"containerPort": 53, "hostPort": 53}]),
+            _container("d", ports=[{"containerPort": 53, "hostPort": 53, "protocol": "UDP"}]),
+        ]
+    ),
+    "hugepages-with-memory": pod(resources={"limits": {"hugepages-2Mi": "2Mi", "memory": "64Mi", "nvidia.com/gpu": 1}}),
 }
 INVALID = {
     "gpu-fraction": (pod(resources={"limits": {"nvidia.com/gpu": "500m"}}), "k8s-extended-resource-integer"),
@@ -116,6 +148,44 @@ INVALID = {
         "scheduler-plugin-name",
     ),
     "unknown-config-field": (config() | {"profile": []}, "k8s-schema"),
+    "toleration-empty-key-equal": (_spec(tolerations=[{"operator": "Equal", "value": "x"}]), "k8s-toleration"),
+    "toleration-seconds-noschedule": (
+        _spec(tolerations=[{"key": "k", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 5}]),
+        "k8s-toleration",
+    ),
+    "toleration-exists-with-value": (
+        _spec(tolerations=[{"key": "k", "operator": "Exists", "value": "v"}]),
+        "k8s-toleration",
+    ),
+    "pod-level-gpu": (_spec(resources={"limits": {"nvidia.com/gpu": 1}}), "k8s-pod-resources"),
+    "pod-level-below-containers": (
+        _spec(resources={"requests": {"cpu": "100m"}}, containers=[_container(requests={"cpu": "1"})]),
+        "k8s-pod-resources",
+    ),
+    "container-limit-above-pod": (
+        _spec(resources={"limits": {"memory": "1Gi"}}, containers=[_container(limits={"memory": "2Gi"})]),
+        "k8s-pod-resources",
+    ),
+    "host-network-port-mismatch": (
+        _spec(hostNetwork=True, containers=[_container(ports=[{"containerPort": 80, "hostPort": 8080}])]),
+        "k8s-port",
+    ),
+    "host-port-twice": (
+        _spec(
+            containers=[
+                _container(ports=[{"containerPort": 80, "hostPort": 80}]),
+                _container("d", ports=[{"containerPort": 81, "hostPort": 80}]),
+            ]
+        ),
+        "k8s-port",
+    ),
+    "volume-twice": (_spec(volumes=[{"name": "v", "emptyDir": {}}, {"name": "v", "emptyDir": {}}]), "k8s-name"),
+    "readiness-grace": (
+        pod(readinessProbe={"tcpSocket": {"port": 80}, "terminationGracePeriodSeconds": 5}),
+        "k8s-probe",
+    ),
+    "image-whitespace": (pod(image=" busybox"), "k8s-image"),
+    "hugepages-alone": (pod(resources={"limits": {"hugepages-2Mi": "2Mi"}}), "k8s-hugepages"),
 }
 
 
@@ -161,18 +231,10 @@ def test_plugin_flag_declares_extra_plugins(gen, tmp_path: Path) -> None:
     assert gen("validate", "--plugin", "Mine", path).code == 0
 
 
-def _with_spec(**fields) -> dict:
-    import copy
-
-    obj = copy.deepcopy(POD)
-    obj["spec"].update(fields)
-    return obj
-
-
 ROLE = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r", "namespace": "ns"}}
 WARNINGS = {
-    "host-network": (_with_spec(hostNetwork=True), "pod-security"),
-    "host-path": (_with_spec(volumes=[{"name": "v", "hostPath": {"path": "/"}}]), "pod-security"),
+    "host-network": (_spec(hostNetwork=True), "pod-security"),
+    "host-path": (_spec(volumes=[{"name": "v", "hostPath": {"path": "/"}}]), "pod-security"),
     "privileged": (pod(securityContext={"privileged": True}), "pod-security"),
     "escalation": (pod(securityContext={"allowPrivilegeEscalation": True}), "pod-security"),
     "caps": (pod(securityContext={"capabilities": {"add": ["SYS_ADMIN"]}}), "pod-security"),
@@ -180,7 +242,7 @@ WARNINGS = {
     "rbac-wildcard": (ROLE | {"rules": [{"apiGroups": [""], "resources": ["*"], "verbs": ["get"]}]}, "rbac-wildcard"),
 }
 QUIET = {
-    "host-users-false": _with_spec(hostUsers=False),
+    "host-users-false": _spec(hostUsers=False),
     "net-bind": pod(securityContext={"capabilities": {"add": ["NET_BIND_SERVICE"], "drop": ["ALL"]}}),
     "rbac-listed": ROLE | {"rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "patch"]}]},
 }
