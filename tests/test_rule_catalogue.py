@@ -504,3 +504,70 @@ def test_utilization_and_now_rules(gen, tmp_path: Path) -> None:
     naive = gen("cost", "--sample", sample, "--now", "2026-12-02T10:00:10", POLICIES)
     assert (naive.code, naive.out) == (1, "") and " cost-now " in naive.err
     assert gen("cost", "--sample", sample, "--now", "2026-12-02T10:00:10Z", POLICIES).code == 0
+
+
+EXAMPLES = ROOT / "docs" / "rule-examples.md"
+
+
+def _shorten(value: Any) -> Any:
+    """Long strings (size-limit fixtures) become a note of their length."""
+    if isinstance(value, str) and len(value) > 120:
+        return f"<{len(value)} characters>"
+    if isinstance(value, dict):
+        return {k: _shorten(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shorten(v) for v in value]
+    return value
+
+
+def _manifest_yaml(obj: Any) -> str:
+    return yaml.safe_dump(_shorten(obj), sort_keys=False, default_flow_style=False).rstrip()
+
+
+def _policy_yaml(files: dict[str, str]) -> str:
+    return "\n".join(f"# {name}\n{text.rstrip()}" for name, text in files.items()) or "# (the file removed)"
+
+
+def render_examples() -> str:
+    """docs/rule-examples.md, made from the fixtures the tests run, so the examples are true."""
+    from tests.test_lint import BAD
+    from tests.test_validate import INVALID
+
+    sections: dict[str, list[str]] = {}
+    for rule, (bad, good) in MANIFEST_RULES.items():
+        sections.setdefault(rule, []).append(
+            f"Rejected by `gen validate`:\n\n```yaml\n{_manifest_yaml(bad)}\n```\n\n"
+            f"Accepted:\n\n```yaml\n{_manifest_yaml(good)}\n```\n"
+        )
+    for name, (bad, rule) in INVALID.items():
+        sections.setdefault(rule, []).append(
+            f"Rejected by `gen validate` ({name}):\n\n```yaml\n{_manifest_yaml(bad)}\n```\n"
+        )
+    for rule, (bad, good) in POLICY_RULES.items():
+        sections.setdefault(rule, []).append(
+            f"Found by `gen lint`:\n\n```yaml\n{_policy_yaml(bad)}\n```\n\nFixed:\n\n```yaml\n{_policy_yaml(good)}\n```\n"
+        )
+    for name, text, rule, line in BAD:
+        sections.setdefault(rule, []).append(
+            f"Found by `gen lint` at line {line} ({name}):\n\n```yaml\n{text.rstrip()}\n```\n"
+        )
+    parts = [
+        "# Rule examples\n",
+        "Generated from the test fixtures (`tests/test_rule_catalogue.py`, `tests/test_validate.py`,\n"
+        "`tests/test_lint.py`); every example here is run by the test suite. Regenerate with\n"
+        "`UPDATE_DOCS=1 pytest tests/test_rule_catalogue.py`. The rules themselves are described in\n"
+        "[rules.md](rules.md).\n",
+    ]
+    for rule in sorted(sections):
+        parts.append(f"## {rule}\n")
+        parts.extend(sections[rule])
+    return "\n".join(parts)
+
+
+def test_rule_examples_document_is_current() -> None:
+    import os
+
+    text = render_examples()
+    if os.environ.get("UPDATE_DOCS"):
+        EXAMPLES.write_text(text)
+    assert EXAMPLES.read_text() == text, "run UPDATE_DOCS=1 pytest tests/test_rule_catalogue.py"
