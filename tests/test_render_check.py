@@ -194,3 +194,19 @@ def test_parallel_render_is_byte_identical_to_serial(policy_copy: Path, tmp_path
     monkeypatch.setattr(parallel, "MIN_ITEMS", 1)
     assert parallel.workers(10) > 1 or parallel._cpus() == 1
     assert plans() == serial
+
+
+def test_check_json_is_one_report_with_warnings_and_drift(gen, policy_copy: Path, tmp_path: Path) -> None:
+    import json
+
+    gpu = policy_copy / "gpu-reservation-demo.yaml"
+    gpu.write_text(gpu.read_text().replace("    models: [A100]\n    minMemoryMiB: 40960\n", ""))
+    out = tmp_path / "deploy"
+    assert gen("render", policy_copy, "--out", out).code == 0
+    clean = gen("render", policy_copy, "--out", out, "--check", "--format", "json")
+    assert clean.code == 0 and [p["rule"] for p in json.loads(clean.out)] == ["gpu-no-affinity"]
+    (out / "lab/kustomization.yaml").write_text("edited\n")
+    drifted = gen("render", policy_copy, "--out", out, "--check", "--format", "json")
+    assert drifted.code == 1
+    assert sorted(p["rule"] for p in json.loads(drifted.out)) == ["drift-modified", "gpu-no-affinity"]
+    assert gen("render", policy_copy, "--out", out, "--check", "--strict").code == 1

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -13,13 +12,16 @@ from generator.reporters import report
 
 def run(policy_dir: Path, out: Path, targets: tuple[str, ...], check: bool, diff: bool, fmt: str, strict: bool) -> int:
     result = pipeline.render(pipeline.RenderOptions(policy_dir, out, targets))
-    if result.problems:
-        report(result.problems, fmt, sys.stderr if fmt == "text" else sys.stdout)
-    if has_errors(result.problems, strict):
-        return 1
+    shown = [p for p in result.problems if p.severity > Severity.INFO]  # advice is `gen lint`'s to give
+    if has_errors(shown, strict) or not check:
+        # stdout stays clean for the one report a machine format promises, and for --diff
+        if shown:
+            report(shown, fmt, sys.stderr if fmt == "text" or diff else sys.stdout)
+        if has_errors(shown, strict):
+            return 1
     plans = result.plans if targets else result.plans + write.removals(out, result.plans)
     if check:
-        return _check(out, plans, fmt)
+        return _check(out, plans, fmt, shown)
     if diff:
         text = "".join(write.unified_diff(write.safe_dir(out, plan.reldir), plan, plan.reldir) for plan in plans)
         sys.stdout.write(text)
@@ -27,15 +29,17 @@ def run(policy_dir: Path, out: Path, targets: tuple[str, ...], check: bool, diff
     with write.output_lock(out):
         write.recover(out)
         changed = write.write_all(out, plans)
+    emptied = len(plans) - len(result.plans)
     print(
         f"gen: rendered {len(result.plans)} director{'y' if len(result.plans) == 1 else 'ies'} into {out}"
-        f" ({len(changed)} changed, {len(plans) - len(result.plans)} no longer rendered and emptied)",
+        f" ({len(changed)} changed{f', {emptied} no longer rendered and emptied' if emptied else ''})",
         file=sys.stderr,
     )
     return 0
 
 
-def _check(out: Path, plans: list[write.DirPlan], fmt: str) -> int:
+def _check(out: Path, plans: list[write.DirPlan], fmt: str, warnings: list[Problem]) -> int:
+    """Drift as findings, reported together with the render's warnings in one report."""
     problems: list[Problem] = []
     for plan in plans:
         directory = write.safe_dir(out, plan.reldir)
@@ -61,8 +65,5 @@ def _check(out: Path, plans: list[write.DirPlan], fmt: str) -> int:
                     f"{state}: run `gen render` and commit the result",
                 )
             )
-    if fmt == "json":
-        print(json.dumps([p.as_dict() for p in problems], indent=2))
-    else:
-        report(problems, fmt)
+    report(warnings + problems, fmt)
     return 1 if problems else 0
