@@ -244,6 +244,14 @@ class _Builder:
     # -- events -------------------------------------------------------------------------
 
     def feed(self, event: yaml.Event) -> None:
+        if (
+            isinstance(event, yaml.ScalarEvent)
+            and self.source is None
+            and self.stack
+            and not event.anchor
+            and self._plain_scalar(self.stack[-1], event)
+        ):
+            return
         self.mark = event.start_mark
         top = self.stack[-1] if self.stack else None
         if (
@@ -294,6 +302,30 @@ class _Builder:
             self._copy_positions(origin, path)
             self._place(value, path, event.start_mark)
 
+    def _plain_scalar(self, top: _Open, event: yaml.ScalarEvent) -> bool:
+        """The common case (most events of every document) without positions: a scalar key or
+        value with nothing unusual about it. False hands the event to the general path, which
+        also reports every error."""
+        tag, value = _scalar_tag_and_value(event.tag, event.value, event.implicit, event.style)
+        if tag is None or self.nodes >= MAX_NODES:
+            return False
+        container = top.value
+        if type(container) is list:
+            container.append(value)
+        elif top.key is None:
+            if tag == _MERGE_TAG or type(value) is not str or value in top.key_marks:
+                return False
+            top.key_marks[value] = event.start_mark
+            top.key = value
+            return True
+        elif top.key is _MERGE:
+            return False
+        else:
+            container[top.key] = value
+            top.key = None
+        self.nodes += 1
+        return True
+
     def _merged(self, frame: _Open) -> dict[str, Any]:
         assert isinstance(frame.value, dict)
         out: dict[str, Any] = {}
@@ -325,6 +357,18 @@ _CONSTRUCTOR = yaml.SafeLoader("")  # only its resolver tables and scalar constr
 @lru_cache(maxsize=16384)
 def _resolve_scalar_tag(value: str, implicit: tuple[bool, bool]) -> str:
     return str(_CONSTRUCTOR.resolve(yaml.ScalarNode, value, implicit))
+
+
+@lru_cache(maxsize=16384)
+def _scalar_tag_and_value(
+    tag: str | None, value: str, implicit: tuple[bool, bool], style: str | None
+) -> tuple[str | None, Any]:
+    """(resolved tag, value) of a scalar event, or (None, None) where the general path must decide."""
+    resolved = _resolve_scalar_tag(value, implicit) if tag is None or tag == "!" else tag
+    try:
+        return resolved, _construct_scalar(resolved, value, style)
+    except yaml.YAMLError:
+        return None, None
 
 
 @lru_cache(maxsize=16384)
