@@ -228,18 +228,20 @@ def _carry_over(src: Path, dst: Path, replaced: set[str]) -> None:
         dirnames[:] = [d for d in dirnames if not (base / d).is_symlink()]
 
 
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def _write_durably(item: tuple[Path, bytes]) -> None:
+    path, data = item
+    with open(path, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fchmod(fh.fileno(), FILE_MODE)
+        os.fsync(fh.fileno())  # durable before the swap makes it visible
 
 
-def _fsync_all(paths: list[Path]) -> None:
-    """Make every staged file durable before the swap; fsyncs overlap in threads (they release the GIL)."""
+def _write_files(files: list[tuple[Path, bytes]]) -> None:
+    """Write and flush the staged files; file creation and fsync release the GIL, so threads
+    overlap them (on slow or networked filesystems each costs a round trip)."""
     with ThreadPoolExecutor(max_workers=8) as pool:
-        list(pool.map(_fsync, paths))
+        list(pool.map(_write_durably, files))
 
 
 def _staging_name(out: Path, kind: str) -> Path:
@@ -286,16 +288,14 @@ def write_all(out: Path, plans: list[DirPlan]) -> list[str]:
         staging.mkdir()
         if out.is_dir():
             _carry_over(out, staging, replaced)
-        written = []
-        for plan in changed:
-            for rel, data in sorted(plan.with_manifest().items()):
-                path = staging / plan.reldir / rel
-                path.parent.mkdir(parents=True, exist_ok=True)
-                with open(path, "wb") as fh:
-                    fh.write(data)
-                os.chmod(path, FILE_MODE)
-                written.append(path)
-        _fsync_all(written)
+        files = [
+            (staging / plan.reldir / rel, data)
+            for plan in changed
+            for rel, data in sorted(plan.with_manifest().items())
+        ]
+        for parent in sorted({path.parent for path, _ in files}):
+            parent.mkdir(parents=True, exist_ok=True)
+        _write_files(files)
         _swap_in(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
