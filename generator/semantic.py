@@ -275,6 +275,11 @@ def check_pod_spec(spec: Any, path: Path, owner: str) -> Iterator[Finding]:
     policy = spec.get("restartPolicy")
     if owner in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet") and policy not in (None, "Always"):
         yield _err((*path, "restartPolicy"), "k8s-restart-policy", f"{owner} Pods support only restartPolicy Always")
+    if owner == "Pod" and policy not in (None, "Always", "OnFailure", "Never"):
+        yield _err((*path, "restartPolicy"), "k8s-enum", f"Unsupported value: {policy!r}: Always, OnFailure or Never")
+    dns = spec.get("dnsPolicy")
+    if dns is not None and dns not in ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"):
+        yield _err((*path, "dnsPolicy"), "k8s-enum", f"Unsupported value: {dns!r}")
     if owner == "Job" and policy not in ("Never", "OnFailure"):
         yield _err((*path, "restartPolicy"), "k8s-restart-policy", "a Job's Pods need restartPolicy Never or OnFailure")
     if owner in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet") and "activeDeadlineSeconds" in spec:
@@ -301,6 +306,9 @@ def check_pod_spec(spec: Any, path: Path, owner: str) -> Iterator[Finding]:
                     if pname in port_names:
                         yield _err((*ppath, "name"), "k8s-port-name", f"duplicate port name {pname!r}")
                     port_names.add(pname)
+                protocol = port.get("protocol")
+                if protocol is not None and protocol not in ("TCP", "UDP", "SCTP"):
+                    yield _err((*ppath, "protocol"), "k8s-port", f"Unsupported value: {protocol!r}: TCP, UDP or SCTP")
                 number = port.get("containerPort")
                 if not isinstance(number, int) or not 1 <= number <= 65535:
                     yield _err((*ppath, "containerPort"), "k8s-port", "must be between 1 and 65535, inclusive")
@@ -310,6 +318,13 @@ def check_pod_spec(spec: Any, path: Path, owner: str) -> Iterator[Finding]:
                     (*cpath, "readinessProbe", "terminationGracePeriodSeconds"),
                     "k8s-probe",
                     "must not be set for readinessProbes",
+                )
+            pull = c.get("imagePullPolicy")
+            if pull is not None and pull not in ("Always", "IfNotPresent", "Never"):
+                yield _err(
+                    (*cpath, "imagePullPolicy"),
+                    "k8s-enum",
+                    f"Unsupported value: {pull!r}: Always, IfNotPresent or Never",
                 )
             image = c.get("image")
             if owner == "Pod" and isinstance(image, str) and image != image.strip():
@@ -587,6 +602,18 @@ def _check_deployment(spec: dict[str, Any]) -> Iterator[Finding]:
                     f"{raw!r} must be an integer or a percentage",
                 )
             values[key] = int(raw.rstrip("%")) if isinstance(raw, str) and raw.rstrip("%").isdigit() else raw
+            if isinstance(values[key], int) and values[key] < 0:
+                yield _err(
+                    ("spec", "strategy", "rollingUpdate", key), "k8s-deployment", "must be greater than or equal to 0"
+                )
+    unavailable = ru.get("maxUnavailable")
+    if isinstance(unavailable, str) and unavailable.endswith("%") and values.get("maxUnavailable", 0) > 100:
+        yield _err(
+            ("spec", "strategy", "rollingUpdate", "maxUnavailable"), "k8s-deployment", "must not be greater than 100%"
+        )
+    for field in ("minReadySeconds", "revisionHistoryLimit", "progressDeadlineSeconds"):
+        if isinstance(spec.get(field), int) and spec[field] < 0:
+            yield _err(("spec", field), "k8s-deployment", "must be greater than or equal to 0")
     if values.get("maxUnavailable") == 0 and values.get("maxSurge") == 0:
         yield _err(
             ("spec", "strategy", "rollingUpdate", "maxUnavailable"),

@@ -104,6 +104,13 @@ VALID = {
             _container("d", ports=[{"containerPort": 53, "hostPort": 53, "protocol": "UDP"}]),
         ]
     ),
+    "rolling-update-percentages": deployment("0")
+    | {"spec": {**deployment("0")["spec"], "strategy": {"rollingUpdate": {"maxUnavailable": "100%", "maxSurge": 0}}}},
+    "enums": _spec(
+        restartPolicy="OnFailure",
+        dnsPolicy="ClusterFirst",
+        containers=[_container(imagePullPolicy="IfNotPresent", ports=[{"containerPort": 53, "protocol": "SCTP"}])],
+    ),
     "hugepages-with-memory": pod(resources={"limits": {"hugepages-2Mi": "2Mi", "memory": "64Mi", "nvidia.com/gpu": 1}}),
 }
 INVALID = {
@@ -185,6 +192,24 @@ INVALID = {
         "k8s-probe",
     ),
     "image-whitespace": (pod(image=" busybox"), "k8s-image"),
+    "max-unavailable-over-100": (
+        deployment("0")
+        | {"spec": {**deployment("0")["spec"], "strategy": {"rollingUpdate": {"maxUnavailable": "101%"}}}},
+        "k8s-deployment",
+    ),
+    "negative-history": (
+        deployment("0") | {"spec": {**deployment("0")["spec"], "revisionHistoryLimit": -1}},
+        "k8s-deployment",
+    ),
+    "both-zero": (
+        deployment("0")
+        | {"spec": {**deployment("0")["spec"], "strategy": {"rollingUpdate": {"maxUnavailable": 0, "maxSurge": "0%"}}}},
+        "k8s-deployment",
+    ),
+    "port-protocol": (pod(ports=[{"containerPort": 80, "protocol": "HTTP"}]), "k8s-port"),
+    "pull-policy": (pod(imagePullPolicy="Sometimes"), "k8s-enum"),
+    "pod-restart-policy": (_spec(restartPolicy="Sometimes"), "k8s-enum"),
+    "dns-policy": (_spec(dnsPolicy="ClusterLast"), "k8s-enum"),
     "hugepages-alone": (pod(resources={"limits": {"hugepages-2Mi": "2Mi"}}), "k8s-hugepages"),
 }
 
