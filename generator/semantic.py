@@ -668,6 +668,23 @@ def check_hpa(obj: dict[str, Any]) -> Iterator[Finding]:
                 "k8s-hpa",
                 "must set either a target raw value or a target utilization, not both",
             )
+        for field in ("value", "averageValue"):
+            amount = parse_quantity(target[field]) if field in target else None
+            if field in target and (amount is None or amount <= 0):
+                yield _err((*mpath, source, "target", field), "k8s-hpa", "must be positive")
+        if source == "pods" and "averageValue" not in target:
+            yield _err(
+                (*mpath, source, "target", "averageValue"), "k8s-hpa", "must specify a positive target averageValue"
+            )
+        if source in ("object", "external") and not ({"value", "averageValue"} & target.keys()):
+            yield _err((*mpath, source, "target"), "k8s-hpa", "must set either a target value or averageValue")
+        if source == "external" and {"value", "averageValue"} <= target.keys():
+            yield _err((*mpath, source, "target"), "k8s-hpa", "may not set both a target value and averageValue")
+    ref = spec.get("scaleTargetRef") or {}
+    for field in ("kind", "name"):
+        segment = ref.get(field)
+        if not segment or segment in (".", "..") or any(c in str(segment) for c in "/%"):
+            yield _err(("spec", "scaleTargetRef", field), "k8s-hpa", f"{field} must be a valid path segment")
     behavior = spec.get("behavior") or {}
     for direction in ("scaleUp", "scaleDown"):
         rules = behavior.get(direction)

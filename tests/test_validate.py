@@ -76,6 +76,16 @@ def _spec(**fields) -> dict:
     return obj
 
 
+def _hpa(*metrics: dict) -> dict:
+    spec = {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}, "maxReplicas": 3}
+    return {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "h"},
+        "spec": {**spec, **({"metrics": list(metrics)} if metrics else {})},
+    }
+
+
 VALID = {
     "gpu-limits-only": pod(),
     "gt-zero": pod(affinity={"key": "gpu-memory-mib", "operator": "Gt", "values": ["0"]}),
@@ -106,6 +116,12 @@ VALID = {
     ),
     "rolling-update-percentages": deployment("0")
     | {"spec": {**deployment("0")["spec"], "strategy": {"rollingUpdate": {"maxUnavailable": "100%", "maxSurge": 0}}}},
+    "hpa-utilization-150": _hpa(
+        {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 150}}}
+    ),
+    "hpa-pods-average": _hpa(
+        {"type": "Pods", "pods": {"metric": {"name": "m"}, "target": {"type": "AverageValue", "averageValue": "100m"}}}
+    ),
     "enums": _spec(
         restartPolicy="OnFailure",
         dnsPolicy="ClusterFirst",
@@ -205,6 +221,23 @@ INVALID = {
         deployment("0")
         | {"spec": {**deployment("0")["spec"], "strategy": {"rollingUpdate": {"maxUnavailable": 0, "maxSurge": "0%"}}}},
         "k8s-deployment",
+    ),
+    "hpa-pods-without-average": (
+        _hpa({"type": "Pods", "pods": {"metric": {"name": "m"}, "target": {"type": "Value", "value": "1"}}}),
+        "k8s-hpa",
+    ),
+    "hpa-zero-value": (
+        _hpa({"type": "External", "external": {"metric": {"name": "m"}, "target": {"type": "Value", "value": "0"}}}),
+        "k8s-hpa",
+    ),
+    "hpa-target-name-slash": (
+        _hpa(
+            {"type": "Pods", "pods": {"metric": {"name": "m"}, "target": {"type": "AverageValue", "averageValue": "1"}}}
+        )
+        | {
+            "spec": {**_hpa()["spec"], "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "a/b"}}
+        },
+        "k8s-hpa",
     ),
     "port-protocol": (pod(ports=[{"containerPort": 80, "protocol": "HTTP"}]), "k8s-port"),
     "pull-policy": (pod(imagePullPolicy="Sometimes"), "k8s-enum"),
