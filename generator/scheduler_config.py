@@ -165,6 +165,7 @@ def check_config(cfg: dict[str, Any], declared: Iterable[str] = (), base: Path =
         if isinstance(pct, int) and not 0 <= pct <= 100:
             yield _err((*ppath, "percentageOfNodesToScore"), "scheduler-config", "not in valid range [0-100]")
         yield from _check_plugins(profile, ppath, known, extra)
+        yield from _check_expanded(profile, ppath, known, name or "default-scheduler")
         yield from _check_plugin_config(profile, ppath)
     yield from _check_queue_sort(profiles, base)
     yield from _check_extenders(cfg.get("extenders") or [], (*base, "extenders"))
@@ -317,6 +318,36 @@ def _check_plugins(
             )
 
 
+def _at_point(profile: dict[str, Any], point: str, known: dict[str, frozenset[str]]) -> set[str]:
+    """The plugins a profile runs at one extension point once multiPoint is expanded (framework.go)."""
+    multi_off = {p.get("name") for p in _plugins_of(profile, "multiPoint", "disabled")}
+    names = set() if "*" in multi_off else {n for n in DEFAULT_MULTIPOINT if n not in multi_off}
+    names |= {str(p.get("name")) for p in _plugins_of(profile, "multiPoint", "enabled")}
+    names = {n for n in names if point in known.get(n, frozenset())}
+    off = {p.get("name") for p in _plugins_of(profile, point, "disabled")}
+    names = set() if "*" in off else names - off
+    return names | {str(p.get("name")) for p in _plugins_of(profile, point, "enabled")}
+
+
+def _check_expanded(
+    profile: dict[str, Any], ppath: Path, known: dict[str, frozenset[str]], name: str
+) -> Iterator[Finding]:
+    sorters = _at_point(profile, "queueSort", known)
+    if len(sorters) != 1:
+        yield _err(
+            (*ppath, "plugins"),
+            "scheduler-queue-sort",
+            f"only one queue sort plugin required for profile with scheduler name {name!r}, but got {len(sorters)}",
+        )
+    if not _at_point(profile, "bind", known):
+        yield _err(
+            (*ppath, "plugins"),
+            "scheduler-plugin-point",
+            f"at least one bind plugin is needed for profile with scheduler name {name!r}",
+            "disabling '*' in multiPoint also removes PrioritySort and DefaultBinder",
+        )
+
+
 def _fit_scoring_overridden(profile: dict[str, Any]) -> bool:
     for cfg in profile.get("pluginConfig") or []:
         if isinstance(cfg, dict) and cfg.get("name") == "NodeResourcesFit":
@@ -407,6 +438,59 @@ def _check_args(name: str, args: dict[str, Any], path: Path) -> Iterator[Finding
                 "scheduler-plugin-args",
                 "minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero",
             )
+    elif name == "NodeAffinity":
+        added = args.get("addedAffinity") or {}
+        required = (added.get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms") or []
+        preferred = [
+            (p.get("preference") or {}) for p in added.get("preferredDuringSchedulingIgnoredDuringExecution") or []
+        ]
+        for term in [*required, *preferred]:
+            for expr in (term or {}).get("matchExpressions") or []:
+                op, values = expr.get("operator"), expr.get("values") or []
+                if op in ("Gt", "Lt") and (len(values) != 1 or not re.fullmatch(r"[+-]?[0-9]+", str(values[0]))):
+                    yield _err(
+                        (*path, "addedAffinity"),
+                        "scheduler-plugin-args",
+                        "for 'Gt', 'Lt' operators, the value must be an integer",
+                    )
+                elif op not in ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"):
+                    yield _err(
+                        (*path, "addedAffinity"),
+                        "scheduler-plugin-args",
+                        f"{op!r} is not a valid pod selector operator",
+                    )
+    elif name == "PodTopologySpread":
+        kind = args.get("defaultingType", "System")
+        constraints = args.get("defaultConstraints") or []
+        if kind not in ("System", "List"):
+            yield _err((*path, "defaultingType"), "scheduler-plugin-args", f"Unsupported value: {kind!r}")
+        if kind == "System" and constraints:
+            yield _err(
+                (*path, "defaultConstraints"),
+                "scheduler-plugin-args",
+                "when .defaultingType is System, .defaultConstraints must be empty",
+            )
+        seen: set[tuple[Any, Any]] = set()
+        for k, c in enumerate(constraints):
+            cpath = (*path, "defaultConstraints", k)
+            if not isinstance(c.get("maxSkew"), int) or c["maxSkew"] <= 0:
+                yield _err((*cpath, "maxSkew"), "scheduler-plugin-args", "not in valid range (0, inf)")
+            if c.get("whenUnsatisfiable") not in ("DoNotSchedule", "ScheduleAnyway"):
+                yield _err((*cpath, "whenUnsatisfiable"), "scheduler-plugin-args", "Unsupported value")
+            if "labelSelector" in c:
+                yield _err((*cpath, "labelSelector"), "scheduler-plugin-args", "constraint must not define a selector")
+            key = (c.get("topologyKey"), c.get("whenUnsatisfiable"))
+            if key in seen:
+                yield _err(cpath, "scheduler-plugin-args", f"Duplicate value: {key!r}")
+            seen.add(key)
+    elif name == "VolumeBinding":
+        timeout = args.get("bindTimeoutSeconds")
+        if isinstance(timeout, int) and timeout < 0:
+            yield _err(
+                (*path, "bindTimeoutSeconds"),
+                "scheduler-plugin-args",
+                "invalid BindTimeoutSeconds, should not be a negative value",
+            )
     elif name == "NodeResourcesBalancedAllocation":
         for k, res in enumerate(args.get("resources") or []):
             if (res.get("weight", 1) or 1) != 1:
@@ -434,11 +518,27 @@ def _check_queue_sort(profiles: list[Any], base: Path) -> Iterator[Finding]:
 
 def _check_extenders(extenders: list[Any], path: Path) -> Iterator[Finding]:
     binders = 0
+    managed: set[str] = set()
     for i, ext in enumerate(extenders):
         if not isinstance(ext, dict):
             continue
         if ext.get("prioritizeVerb") and (ext.get("weight") or 0) <= 0:
             yield _err((*path, i, "weight"), "scheduler-extender", "must have a positive weight applied to it")
+        for k, res in enumerate(ext.get("managedResources") or []):
+            rname = str((res or {}).get("name", ""))
+            prefix = rname.split("/")[0] if "/" in rname else ""
+            if "/" not in rname or prefix == "kubernetes.io" or prefix.endswith(".kubernetes.io"):
+                yield _err(
+                    (*path, i, "managedResources", k, "name"),
+                    "scheduler-extender",
+                    f"{rname!r} is not an extended resource name",
+                    "managed resources are extended resources such as nvidia.com/gpu",
+                )
+            elif rname in managed:
+                yield _err(
+                    (*path, i, "managedResources", k, "name"), "scheduler-extender", f"Duplicate value: {rname!r}"
+                )
+            managed.add(rname)
         if ext.get("bindVerb"):
             binders += 1
             if binders > 1:

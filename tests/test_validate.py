@@ -122,6 +122,22 @@ VALID = {
     "hpa-pods-average": _hpa(
         {"type": "Pods", "pods": {"metric": {"name": "m"}, "target": {"type": "AverageValue", "averageValue": "100m"}}}
     ),
+    "multipoint-own-sort-and-binder": config()
+    | {
+        "profiles": [
+            {
+                "schedulerName": "s",
+                "plugins": {
+                    "multiPoint": {
+                        "enabled": [{"name": "PrioritySort"}, {"name": "DefaultBinder"}, {"name": "NodeResourcesFit"}],
+                        "disabled": [{"name": "*"}],
+                    }
+                },
+            }
+        ]
+    },
+    "extender-managed-gpu": config()
+    | {"extenders": [{"urlPrefix": "http://e", "filterVerb": "f", "managedResources": [{"name": "nvidia.com/gpu"}]}]},
     "enums": _spec(
         restartPolicy="OnFailure",
         dnsPolicy="ClusterFirst",
@@ -238,6 +254,39 @@ INVALID = {
             "spec": {**_hpa()["spec"], "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "a/b"}}
         },
         "k8s-hpa",
+    ),
+    "multipoint-disable-all": (
+        config() | {"profiles": [{"schedulerName": "s", "plugins": {"multiPoint": {"disabled": [{"name": "*"}]}}}]},
+        "scheduler-queue-sort",
+    ),
+    "node-affinity-args-gt": (
+        config()
+        | {
+            "profiles": [
+                {
+                    "schedulerName": "s",
+                    "pluginConfig": [
+                        {
+                            "name": "NodeAffinity",
+                            "args": {
+                                "addedAffinity": {
+                                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                                        "nodeSelectorTerms": [
+                                            {"matchExpressions": [{"key": "m", "operator": "Gt", "values": ["40GiB"]}]}
+                                        ]
+                                    }
+                                }
+                            },
+                        }
+                    ],
+                }
+            ]
+        },
+        "scheduler-plugin-args",
+    ),
+    "extender-managed-unprefixed": (
+        config() | {"extenders": [{"urlPrefix": "http://e", "filterVerb": "f", "managedResources": [{"name": "gpu"}]}]},
+        "scheduler-extender",
     ),
     "port-protocol": (pod(ports=[{"containerPort": 80, "protocol": "HTTP"}]), "k8s-port"),
     "pull-policy": (pod(imagePullPolicy="Sometimes"), "k8s-enum"),
