@@ -121,6 +121,7 @@ def _environment(kind: str) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        auto_reload=False,  # templates ship with the package; no stat per render
         autoescape=False,
         finalize=finalize,
     )
