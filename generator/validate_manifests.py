@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from functools import cache
+from functools import cache, partial
 from importlib import resources
 from pathlib import Path as FsPath
 from typing import Any
@@ -19,10 +19,10 @@ import jsonschema_rs
 from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
 
-from generator import schemas, semantic
+from generator import parallel, schemas, semantic
 from generator.errors import GeneratorError
-from generator.load import YamlError, parse_yaml
-from generator.problems import Severity, json_path
+from generator.load import YamlError, load_file, parse_yaml, yaml_files
+from generator.problems import Problem, Severity, json_path
 from generator.scheduler_config import check_config
 from generator.semantic import Finding, Path
 
@@ -278,3 +278,29 @@ def _check_size(obj: dict[str, Any], kind: str) -> Iterator[Finding]:
             f"object is {size} bytes: client-side apply's last-applied annotation allows {LAST_APPLIED_LIMIT}",
             "use server-side apply (Argo CD: ServerSideApply=true)",
         )
+
+
+def _validate_files(files: list[tuple[FsPath, str]], version: str, plugins: tuple[str, ...]) -> list[Problem]:
+    validator = ManifestValidator(version, plugins)
+    problems: list[Problem] = []
+    for path, name in files:
+        docs, found = load_file(path, name)
+        problems += found
+        for doc in docs:
+            problems += [
+                doc.problem(f.path, f.rule, f.message, severity=f.severity, hint=f.hint)
+                for f in validator.validate(doc.data)
+            ]
+    return problems
+
+
+def validate_paths(paths: Iterable[FsPath], version: str, plugins: tuple[str, ...] = ()) -> list[Problem]:
+    """`gen validate`: every manifest below paths, in worker processes when there are many."""
+    schema_version(version)  # an unsupported version is a usage error before any work
+    files, problems = yaml_files(paths)
+    processes = parallel.workers(len(files))
+    chunks = parallel.split(files, processes * 4) if processes > 1 else [files]
+    job = partial(_validate_files, version=version, plugins=plugins)
+    for found in parallel.map_in_order(job, chunks, processes):
+        problems += found
+    return problems

@@ -368,3 +368,18 @@ def test_insecure_but_accepted_objects_warn(gen, tmp_path: Path, name: str) -> N
 def test_secure_objects_do_not_warn(gen, tmp_path: Path, name: str) -> None:
     run = gen("validate", "--strict", _write(tmp_path, QUIET[name]))
     assert (run.code, run.out) == (0, ""), run.out
+
+
+def test_parallel_validation_finds_what_serial_finds(tmp_path: Path, monkeypatch) -> None:
+    from generator import parallel
+    from generator.validate_manifests import validate_paths
+
+    for name, (obj, _) in INVALID.items():
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(obj))
+    for name, obj in VALID.items():
+        (tmp_path / f"ok-{name}.yaml").write_text(yaml.safe_dump(obj))
+    serial = validate_paths([tmp_path], "1.35")
+    monkeypatch.setattr(parallel, "MIN_ITEMS", 1)
+    assert parallel.workers(len(INVALID)) > 1 or parallel._cpus() == 1
+    assert validate_paths([tmp_path], "1.35") == serial
+    assert {p.rule for p in serial} >= {rule for _, rule in INVALID.values()}
