@@ -44,3 +44,10 @@ def policy_copy(tmp_path: Path) -> Path:
 
 def tree(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    """Change a fixture file in place; a replacement that matches nothing would make a test vacuous."""
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path.name}"
+    path.write_text(text.replace(old, new))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import POLICIES, ROOT, SHARED_CRDS, tree
+from tests.conftest import POLICIES, ROOT, SHARED_CRDS, edit, tree
 
 CRD_SCHEMAS = {
     "ServiceMonitor": "servicemonitor-monitoring-v1-strict.json",
@@ -137,7 +137,7 @@ def test_two_targets_with_versions_selectors_and_flux(tmp_path: Path) -> None:
         "  selector:\n    matchLabels: {env: staging}\n  gitops:\n    path: deploy/staging\n    flux:\n      sourceRef: {name: platform}\n"
     )
     cache = policies / "cache-app.yaml"
-    cache.write_text(cache.read_text().replace("  name: cache-app\n", "  name: cache-app\n  labels: {env: staging}\n"))
+    edit(cache, "  name: cache-app\n", "  name: cache-app\n  labels: {env: staging}\n")
     out = tmp_path / "deploy"
     result = _gen("render", policies, "--out", out)
     assert result.returncode == 0, result.stderr

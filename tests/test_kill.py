@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from generator import pipeline, write
-from tests.conftest import tree
+from tests.conftest import edit, tree
 
 WATCHED = {"link", "symlink", "chmod", "rename", "open", "fsync", "rmtree", "copy2", "mkdir", "rmdir"}
 
@@ -80,7 +80,7 @@ def versions(policy_copy: Path, tmp_path: Path) -> tuple[Path, dict[str, bytes],
     (out / "staging.yaml").unlink(missing_ok=True)
     (policy_copy / "staging.yaml").unlink()  # v2: one target fewer ...
     app = policy_copy / "data-processor.yaml"
-    app.write_text(app.read_text().replace("replicas: 5", "replicas: 6"))  # ... and one change
+    edit(app, "replicas: 5", "replicas: 6")  # ... and one change
     return out, tree(out), _plans(policy_copy, out)
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import POLICIES
+from tests.conftest import POLICIES, edit
 
 SCHEDULER = """\
 apiVersion: gen/v1alpha1
@@ -178,7 +178,7 @@ def test_did_you_mean_hint(gen, tmp_path: Path) -> None:
 
 def test_linting_a_directory_reports_its_files(gen, policy_copy: Path) -> None:
     scheduler = policy_copy / "scheduler.yaml"
-    scheduler.write_text(scheduler.read_text().replace("replicas: 1", "replicas: one"))
+    edit(scheduler, "replicas: 1", "replicas: one")
     run = gen("lint", policy_copy)
     assert run.code == 1 and "policies/scheduler.yaml:" in run.out and " policy-schema " in run.out
     assert gen("lint", policy_copy / "cache-app.yaml").code == 0  # judged with its directory, reported alone

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import tree
+from tests.conftest import edit, tree
 
 
 def test_check_is_clean_after_render_and_names_drift(gen, policy_copy: Path, tmp_path: Path) -> None:
@@ -62,9 +62,7 @@ def test_invalid_policy_leaves_output_untouched(gen, policy_copy: Path, tmp_path
     out = tmp_path / "deploy"
     assert gen("render", policy_copy, "--out", out).code == 0
     before = tree(out)
-    (policy_copy / "cache-app.yaml").write_text(
-        (policy_copy / "cache-app.yaml").read_text().replace("minReplicas: 3", "minReplicas: 30")
-    )
+    edit(policy_copy / "cache-app.yaml", "minReplicas: 3", "minReplicas: 30")
     run = gen("render", policy_copy, "--out", out)
     assert run.code == 1 and "hpa-min-max" in run.err and "cache-app.yaml" in run.err
     assert tree(out) == before
@@ -74,9 +72,7 @@ def test_diff_writes_nothing(gen, policy_copy: Path, tmp_path: Path) -> None:
     out = tmp_path / "deploy"
     assert gen("render", policy_copy, "--out", out).code == 0
     before = tree(out)
-    (policy_copy / "data-processor.yaml").write_text(
-        (policy_copy / "data-processor.yaml").read_text().replace("replicas: 5", "replicas: 6")
-    )
+    edit(policy_copy / "data-processor.yaml", "replicas: 5", "replicas: 6")
     run = gen("render", policy_copy, "--out", out, "--diff")
     assert run.code == 0 and "-  replicas: 5" in run.out and "+  replicas: 6" in run.out
     assert tree(out) == before
@@ -88,9 +84,7 @@ def test_failed_swap_keeps_previous_output(gen, policy_copy: Path, tmp_path: Pat
     out = tmp_path / "deploy"
     assert gen("render", policy_copy, "--out", out).code == 0
     before = tree(out)
-    (policy_copy / "data-processor.yaml").write_text(
-        (policy_copy / "data-processor.yaml").read_text().replace("replicas: 5", "replicas: 6")
-    )
+    edit(policy_copy / "data-processor.yaml", "replicas: 5", "replicas: 6")
 
     def broken(a: Path, b: Path) -> bool:
         raise OSError(5, "injected failure")
@@ -200,7 +194,7 @@ def test_check_json_is_one_report_with_warnings_and_drift(gen, policy_copy: Path
     import json
 
     gpu = policy_copy / "gpu-reservation-demo.yaml"
-    gpu.write_text(gpu.read_text().replace("    models: [A100]\n    minMemoryMiB: 40960\n", ""))
+    edit(gpu, "    models: [A100]\n    minMemoryMiB: 40960\n", "")
     out = tmp_path / "deploy"
     assert gen("render", policy_copy, "--out", out).code == 0
     clean = gen("render", policy_copy, "--out", out, "--check", "--format", "json")

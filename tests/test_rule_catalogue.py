@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, edit
 from tests.test_validate import config, deployment, pod
 
 SCHED = "kubescheduler.config.k8s.io/v1"
@@ -414,7 +414,7 @@ def test_render_rules(gen, policy_copy: Path, tmp_path: Path) -> None:
     app.write_text(clash)
     collided = gen("render", policy_copy, "--out", out)
     assert collided.code == 1 and " object-collision " in collided.err
-    other.write_text(other.read_text().replace("serviceAccount: data-processor", "serviceAccount: dp-writer"))
+    edit(other, "serviceAccount: data-processor", "serviceAccount: dp-writer")
     assert gen("render", policy_copy, "--out", out).code == 0
 
     owned = out / "lab/deletion-cost-lab/deployment-cache-app.yaml"
