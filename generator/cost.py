@@ -11,7 +11,7 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from generator.policy import Policy
@@ -68,6 +68,11 @@ def parse_timestamp(value: object, field: str) -> datetime:
     if observed.tzinfo is None or observed.utcoffset() is None:
         raise SampleError(field, f"{field} must include a timezone (e.g. 2026-01-01T00:00:00Z)")
     return observed
+
+
+def current_time(text: str | None, flag: str = "--now") -> datetime:
+    """The time a sample is judged against: the given timestamp (timezone required) or now."""
+    return parse_timestamp(text, flag) if text is not None else datetime.now(UTC)
 
 
 def _shown(value: object) -> str:

@@ -152,10 +152,6 @@ def dump_yaml_reference(obj: Any) -> str:
     return yaml.dump(obj, **_DUMP_OPTIONS)
 
 
-def dump_json(obj: Any) -> str:
-    return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-
-
 def yaml_scalar(value: Any) -> str:
     """A YAML flow encoding of value that parses back to exactly value (used by templates)."""
     if value is None:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 from generator import validate_policies
-from generator.cost import CostWeights, SampleError, calculate_cost, deletion_cost_patch, parse_timestamp, pod_uid
+from generator.cost import CostWeights, SampleError, calculate_cost, current_time, deletion_cost_patch, pod_uid
 from generator.inputs import read_input
 from generator.problems import Problem, Severity, exit_code, has_errors
 from generator.reporters import report
@@ -31,7 +30,7 @@ def run(
     if has_errors(problems):
         return _fail(problems)
     try:
-        now = parse_timestamp(now_text, "--now") if now_text is not None else datetime.now(UTC)
+        now = current_time(now_text)
     except SampleError as err:
         return _fail([Problem("--now", 0, 0, "cost-now", Severity.ERROR, str(err))])
     sample, problems = read_input(sample_path)

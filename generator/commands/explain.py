@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 from generator import gpu, pipeline
-from generator.cost import SampleError, parse_timestamp
+from generator.cost import SampleError, current_time
 from generator.inputs import read_input
 from generator.policy import Policy
 from generator.problems import Problem, Severity, exit_code, has_errors
@@ -64,7 +63,7 @@ def run(
     utilization = None
     if utilization_path is not None:
         try:
-            now = parse_timestamp(now_text, "--now") if now_text is not None else datetime.now(UTC)
+            now = current_time(now_text)
         except SampleError as err:
             problems.append(Problem("--now", 0, 0, "utilization-now", Severity.ERROR, str(err)))
             now = None

@@ -13,12 +13,12 @@ from generator.reporters import report
 def run(policy_dir: Path, out: Path, targets: tuple[str, ...], check: bool, diff: bool, fmt: str, strict: bool) -> int:
     result = pipeline.render(pipeline.RenderOptions(policy_dir, out, targets))
     shown = [p for p in result.problems if p.severity > Severity.INFO]  # advice is `gen lint`'s to give
-    if has_errors(shown, strict) or not check:
-        # stdout stays clean for the one report a machine format promises, and for --diff
-        if shown:
-            report(shown, fmt, sys.stderr if fmt == "text" or diff else sys.stdout)
-        if has_errors(shown, strict):
-            return 1
+    failed = has_errors(shown, strict)
+    if shown and (failed or not check):  # --check puts warnings into its one report instead
+        # text goes to stderr; stdout keeps a machine format's report, or the --diff
+        report(shown, fmt, sys.stderr if fmt == "text" or diff else sys.stdout)
+    if failed:
+        return 1
     plans = result.plans if targets else result.plans + write.removals(out, result.plans)
     if check:
         return _check(out, plans, fmt, shown)
