@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal, InvalidOperation
 
@@ -27,6 +28,8 @@ def parse_quantity(value: object) -> Decimal | None:
     """The quantity's value, or None when Kubernetes would not parse it."""
     if isinstance(value, bool):
         return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # JSON's 1e400 or YAML's .nan: no Kubernetes quantity
     if isinstance(value, int | float):
         try:
             return Decimal(str(value))

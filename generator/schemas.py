@@ -78,9 +78,10 @@ class TwoTierValidator:
     """A schema compiled twice: jsonschema-rs answers "valid?" in microseconds; the reference
     jsonschema implementation, built only when needed, explains what is wrong.
 
-    The verdict on an invalid instance is always the reference implementation's (no errors
-    from it means valid), so only "jsonschema-rs accepts what jsonschema rejects" could
-    differ; tests/test_verdict_parity.py checks that on a corpus of valid and invalid objects.
+    The verdict on an instance the fast path does not accept is always the reference
+    implementation's (no errors from it means valid), so only "jsonschema-rs accepts what
+    jsonschema rejects" could differ; tests/test_verdict_parity.py checks that on a corpus of
+    valid and invalid objects.
     """
 
     def __init__(self, fast: Any, slow: Callable[[], jsonschema.protocols.Validator]) -> None:
@@ -89,9 +90,13 @@ class TwoTierValidator:
         self._slow: jsonschema.protocols.Validator | None = None
 
     def fast_verdict(self, instance: Any) -> bool | None:
-        """jsonschema-rs's verdict; None for values JSON cannot hold (YAML timestamps, huge integers)."""
+        """True when jsonschema-rs accepts instance; None leaves the verdict to the reference.
+
+        The fast path only ever accepts: it rejects values JSON cannot hold (NaN) or raises on
+        them (YAML timestamps, huge integers), where the reference implementation decides.
+        """
         try:
-            return bool(self._fast.is_valid(instance))
+            return True if self._fast.is_valid(instance) else None
         except (ValueError, TypeError, OverflowError):
             return None
 

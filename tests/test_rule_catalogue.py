@@ -462,6 +462,7 @@ def test_template_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source:
         (b"- name: a\n---\n- name: b\n", "input-documents"),
         (b"- name: a\n  allocatable: {nvidia.com/gpu: many}\n", "inventory-invalid"),
         (b"- name: a\n- name: a\n", "inventory-duplicate-node"),
+        (b'[{"name": "a", "allocatable": {"nvidia.com/gpu": 1e400}}]', "inventory-invalid"),
         (None, "input-unreadable"),
     ],
 )

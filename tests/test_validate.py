@@ -288,6 +288,8 @@ INVALID = {
         config() | {"extenders": [{"urlPrefix": "http://e", "filterVerb": "f", "managedResources": [{"name": "gpu"}]}]},
         "scheduler-extender",
     ),
+    "quantity-nan": (pod(resources={"limits": {"cpu": float("nan"), "nvidia.com/gpu": 1}}), "k8s-quantity"),
+    "quantity-infinite": (pod(resources={"requests": {"memory": float("inf")}}), "k8s-quantity"),
     "port-protocol": (pod(ports=[{"containerPort": 80, "protocol": "HTTP"}]), "k8s-port"),
     "pull-policy": (pod(imagePullPolicy="Sometimes"), "k8s-enum"),
     "pod-restart-policy": (_spec(restartPolicy="Sometimes"), "k8s-enum"),

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
 from generator import gpu, pipeline
 from generator.cost import SampleError, current_time
+from generator.errors import GeneratorError
 from generator.inputs import read_input
 from generator.policy import Policy
 from generator.problems import Problem, Severity, exit_code, has_errors
@@ -49,6 +51,8 @@ def run(
     max_age: float,
     fmt: str,
 ) -> int:
+    if not math.isfinite(max_age) or max_age <= 0:
+        raise GeneratorError(f"--max-age must be a positive number of seconds, not {max_age}")
     problems: list[Problem] = []
     source, found = read_input(nodes_path)
     problems += found
