@@ -27,9 +27,15 @@ scanner: .venv-scan/bin/checkov
 	.venv-scan/bin/pip install --quiet --upgrade pip
 	.venv-scan/bin/pip install --quiet 'checkov>=3.2,<4'
 
-bench: $(BIN)/gen
+# Kapitan, the render baseline of benchmarks/bench.py, in its own environment (its pins are its own).
+.venv-kapitan/bin/kapitan:
+	$(PYTHON) -m venv .venv-kapitan
+	.venv-kapitan/bin/pip install --quiet --upgrade pip
+	.venv-kapitan/bin/pip install --quiet 'kapitan>=0.36,<0.37'
+
+bench: $(BIN)/gen .venv-kapitan/bin/kapitan
 	$(BIN)/pip install --quiet -e '.[bench]'
-	$(BIN)/python benchmarks/bench.py
+	$(BIN)/python benchmarks/bench.py --kapitan .venv-kapitan/bin/kapitan
 
 clean:
-	rm -rf $(VENV) .venv-scan deploy
+	rm -rf $(VENV) .venv-scan .venv-kapitan deploy

@@ -1,12 +1,14 @@
 """Benchmark gen on synthetic repositories; prints medians and ratios against baselines run alongside.
 
-    python benchmarks/bench.py [--sizes 100,1000,10000] [--runs 3] [--baseline-files 200]
+    python benchmarks/bench.py [--sizes 100,1000,10000] [--runs 3] [--baseline-files 200] [--kapitan PATH]
 
 Every figure is the median of --runs fresh processes (wall time, peak RSS of that process).
 Shared machines are noisy, so each comparison is a ratio against a baseline measured in the
-same run: `kubernetes-validate --strict` on a sample of the same rendered files (its cost is
-per file, so its rate is extrapolated to all of them) and, for lint latency,
-`check-jsonschema` on the same policy file with the schema `gen schema` exports.
+same run: `kapitan compile` of the same services (one Kapitan target per service, the same
+Deployment and HPA from jinja2, no validation) when --kapitan names the binary;
+`kubernetes-validate --strict` on a sample of the same rendered files (its cost is per file, so
+its rate is extrapolated to all of them); and, for lint latency, `check-jsonschema` on the same
+policy file with the schema `gen schema` exports.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from kapitan_repo import make_kapitan_repo
 from synthetic import make_repo
 
 BIN = Path(sys.executable).parent
@@ -35,10 +38,10 @@ class Sample:
     peak_mib: float
 
 
-def run(cmd: Sequence[str | Path], ok_codes: tuple[int, ...] = (0,)) -> Sample:
+def run(cmd: Sequence[str | Path], ok_codes: tuple[int, ...] = (0,), cwd: Path | None = None) -> Sample:
     """One fresh process: wall time and its own peak RSS (from wait4, not the whole tree)."""
     start = time.perf_counter()
-    proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd)
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
     code = os.waitstatus_to_exitcode(status)
@@ -48,12 +51,12 @@ def run(cmd: Sequence[str | Path], ok_codes: tuple[int, ...] = (0,)) -> Sample:
     return Sample(seconds, usage.ru_maxrss / 1024)
 
 
-def median(cmd: Sequence[str | Path], runs: int, before: object = None) -> Sample:
+def median(cmd: Sequence[str | Path], runs: int, before: object = None, cwd: Path | None = None) -> Sample:
     samples = []
     for _ in range(runs):
         if callable(before):
             before()
-        samples.append(run(cmd))
+        samples.append(run(cmd, cwd=cwd))
     return Sample(statistics.median(s.seconds for s in samples), statistics.median(s.peak_mib for s in samples))
 
 
@@ -61,7 +64,7 @@ def manifests(out: Path) -> list[Path]:
     return [p for p in sorted(out.rglob("*.yaml")) if p.name != "kustomization.yaml"]
 
 
-def bench_size(services: int, runs: int, baseline_files: int, work: Path) -> None:
+def bench_size(services: int, runs: int, baseline_files: int, kapitan: Path | None, work: Path) -> None:
     root = work / f"repo-{services}"
     policies = make_repo(root, services)
     out = root / "deploy"
@@ -81,6 +84,16 @@ def bench_size(services: int, runs: int, baseline_files: int, work: Path) -> Non
         f"  gen validate                {validate.seconds:7.2f} s  {len(files) / validate.seconds:8.0f} manifests/s"
         f"  peak {validate.peak_mib:6.0f} MiB"
     )
+
+    if kapitan:
+        repo = make_kapitan_repo(root, services)
+        compiled = repo / "compiled"
+        kap = median([kapitan, "compile"], runs, before=lambda: shutil.rmtree(compiled, True), cwd=repo)
+        count = sum(1 for _ in compiled.rglob("*.yaml"))
+        print(
+            f"  kapitan compile             {kap.seconds:7.2f} s  {count / kap.seconds:8.0f} manifests/s"
+            f"  peak {kap.peak_mib:6.0f} MiB (main process) -> gen render is {kap.seconds / render.seconds:.1f}x faster"
+        )
 
     if baseline_files and shutil.which("kubernetes-validate", path=str(BIN)):
         # kubernetes-validate skips kinds it has no schema for; core kinds are all it can check
@@ -123,12 +136,13 @@ def main() -> None:
     parser.add_argument("--sizes", default="100,1000,10000")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--baseline-files", type=int, default=200, help="kubernetes-validate sample size (0: skip)")
+    parser.add_argument("--kapitan", type=Path, help="kapitan binary for the render baseline (make bench installs one)")
     args = parser.parse_args()
     print(f"gen benchmark: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, medians of {args.runs} runs")
     with tempfile.TemporaryDirectory(prefix="gen-bench-") as tmp:
         bench_lint(args.runs, Path(tmp))
         for size in (int(s) for s in args.sizes.split(",")):
-            bench_size(size, args.runs, args.baseline_files, Path(tmp))
+            bench_size(size, args.runs, args.baseline_files, args.kapitan, Path(tmp))
 
 
 if __name__ == "__main__":
