@@ -244,14 +244,6 @@ class _Builder:
     # -- events -------------------------------------------------------------------------
 
     def feed(self, event: yaml.Event) -> None:
-        if (
-            isinstance(event, yaml.ScalarEvent)
-            and self.source is None
-            and self.stack
-            and not event.anchor
-            and self._plain_scalar(self.stack[-1], event)
-        ):
-            return
         self.mark = event.start_mark
         top = self.stack[-1] if self.stack else None
         if (
@@ -301,30 +293,6 @@ class _Builder:
             path = self._child_path()
             self._copy_positions(origin, path)
             self._place(value, path, event.start_mark)
-
-    def _plain_scalar(self, top: _Open, event: yaml.ScalarEvent) -> bool:
-        """The common case (most events of every document) without positions: a scalar key or
-        value with nothing unusual about it. False hands the event to the general path, which
-        also reports every error."""
-        tag, value = _scalar_tag_and_value(event.tag, event.value, event.implicit, event.style)
-        if tag is None or self.nodes >= MAX_NODES:
-            return False
-        container = top.value
-        if type(container) is list:
-            container.append(value)
-        elif top.key is None:
-            if tag == _MERGE_TAG or type(value) is not str or value in top.key_marks:
-                return False
-            top.key_marks[value] = event.start_mark
-            top.key = value
-            return True
-        elif top.key is _MERGE:
-            return False
-        else:
-            container[top.key] = value
-            top.key = None
-        self.nodes += 1
-        return True
 
     def _merged(self, frame: _Open) -> dict[str, Any]:
         assert isinstance(frame.value, dict)
@@ -420,6 +388,82 @@ def _documents(text: str, track: bool) -> Iterator[tuple[int, Any, SourceMap | N
         loader.dispose()
 
 
+class _Unusual(Exception):
+    """Text the simple path leaves to the builder: anything but plain maps, lists and scalars."""
+
+
+def _simple_documents(text: str) -> list[Any]:
+    """Every document of text, when it holds only mappings, sequences and untagged scalars
+    with unique string keys: what nearly every policy and rendered manifest is.
+
+    This is the builder's result without its bookkeeping (no positions, anchors, merges or
+    per-event method calls), about twice as fast. Anything else, a syntax error included,
+    raises _Unusual, and the builder reads the text again and decides (or reports).
+    """
+    loader = SAFE_LOADER(text)
+    get_event = loader.get_event
+    scalar_event, mapping_start, sequence_start = yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent
+    closing = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+    docs: list[Any] = []
+    containers: list[Any] = []  # open mappings and sequences, innermost last
+    keys: list[Any] = []  # per open container: the key whose value comes next (None: a key comes next)
+    nodes = 0
+    try:
+        while (event := get_event()) is not None:
+            kind = type(event)
+            if kind is scalar_event:
+                if event.anchor is not None or (event.tag is not None and event.tag != "!"):
+                    raise _Unusual
+                tag, value = _scalar_tag_and_value(None, event.value, event.implicit, event.style)
+                if tag is None or tag == _MERGE_TAG:
+                    raise _Unusual
+            elif kind is mapping_start or kind is sequence_start:
+                if event.anchor is not None or event.tag not in (None, "!"):
+                    raise _Unusual
+                containers.append({} if kind is mapping_start else [])
+                keys.append(None)
+                nodes += 1
+                if nodes > MAX_NODES:
+                    raise _Unusual
+                continue
+            elif kind in closing:
+                value = containers.pop()
+                keys.pop()
+            elif kind is yaml.DocumentEndEvent:
+                docs.append(containers.pop() if containers else None)
+                continue
+            elif kind is yaml.DocumentStartEvent:
+                containers, keys, nodes = [], [], 0
+                continue
+            elif kind is yaml.StreamStartEvent or kind is yaml.StreamEndEvent:
+                continue
+            else:  # aliases
+                raise _Unusual
+            if kind is scalar_event:
+                nodes += 1
+                if nodes > MAX_NODES:
+                    raise _Unusual
+            if not containers:
+                containers.append(value)  # the document's root, until its end event
+                keys.append(None)
+                continue
+            top = containers[-1]
+            if type(top) is list:
+                top.append(value)
+            elif keys[-1] is None:
+                if type(value) is not str or value in top:
+                    raise _Unusual
+                keys[-1] = value
+            else:
+                top[keys[-1]] = value
+                keys[-1] = None
+    except yaml.YAMLError as err:
+        raise _Unusual from err
+    finally:
+        loader.dispose()
+    return docs
+
+
 def _source_of(text: str, index: int) -> SourceMap:
     try:
         for found, _, source in _documents(text, track=True):
@@ -432,7 +476,10 @@ def _source_of(text: str, index: int) -> SourceMap:
 
 def parse_yaml(text: str) -> Any:
     """The one document in text (None if empty), with every load-time check; no positions kept."""
-    found = [data for _, data, _ in _documents(text, track=False)]
+    try:
+        found = _simple_documents(text)
+    except _Unusual:
+        found = [data for _, data, _ in _documents(text, track=False)]
     if len(found) > 1:
         raise YamlError(f"expected one document, found {len(found)}")
     return found[0] if found else None
@@ -452,6 +499,12 @@ def load_text(text: str, file: str) -> tuple[list[Document], list[Problem]]:
                 f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB",
             )
         ]
+    try:
+        simple = _simple_documents(text)
+    except _Unusual:
+        pass
+    else:
+        return [Document(file, index, data, None, text) for index, data in enumerate(simple) if data is not None], []
     try:
         for index, data, _ in _documents(text, track=False):
             if data is not None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator.load import MAX_NODES, YamlError, load_text, parse_yaml
+from generator.load import MAX_NODES, YamlError, _documents, _simple_documents, _Unusual, load_text, parse_yaml
 from tests.test_properties import nasty
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | nasty | st.dates()
@@ -35,6 +37,44 @@ def test_verdicts_on_arbitrary_text_match_pyyaml_or_are_stricter(text: str) -> N
     except yaml.YAMLError:
         pytest.fail("accepted text PyYAML rejects")
     assert ours == expected
+
+
+def _builder_documents(text: str) -> list[object]:
+    return [data for _, data, _ in _documents(text, track=False)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    obj=documents,
+    flow=st.sampled_from([None, True, False]),
+    extra=st.sampled_from(["", "---\n", "--- !!str x\n", "---\nk: &a 1\nj: *a\n", "---\n<<: {a: 1}\n", "..."]),
+)
+def test_the_simple_path_gives_the_builders_values_or_steps_aside(obj: object, flow: bool | None, extra: str) -> None:
+    text = yaml.safe_dump(obj, default_flow_style=flow, allow_unicode=True) + extra
+    try:
+        simple = _simple_documents(text)
+    except _Unusual:
+        return
+    assert simple == _builder_documents(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(max_size=200))
+def test_the_simple_path_never_accepts_what_the_builder_refuses(text: str) -> None:
+    try:
+        simple = _simple_documents(text)
+    except _Unusual:
+        return
+    assert simple == _builder_documents(text)  # raises YamlError if the builder refuses
+
+
+def test_the_simple_path_takes_every_bundled_policy_and_golden_manifest() -> None:
+    root = Path(__file__).resolve().parent.parent
+    files = [*(root / "policies").glob("*.yaml"), *(root / "tests" / "golden").rglob("*.yaml")]
+    assert len(files) > 20
+    for path in files:
+        text = path.read_text()
+        assert _simple_documents(text) == _builder_documents(text), path
 
 
 SHARED = """\
