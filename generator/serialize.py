@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import math
+import re
 from functools import lru_cache
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 import yaml
@@ -66,6 +67,8 @@ _DUMP_OPTIONS: dict[str, Any] = {
 }
 # Characters YAML treats as line breaks: strings holding one take PyYAML's block/quoting paths.
 _BREAKS = frozenset("\n\r\x85\u2028\u2029")
+# Strings a JSON double-quoted scalar carries unchanged into YAML: printable ASCII, tab, CR, LF.
+_JSON_SAFE = re.compile(r"[ -~\t\n\r]*\Z")
 _SIMPLE_KEY_MAX = 128  # libyaml writes keys of more UTF-8 bytes as "? key"
 
 
@@ -167,8 +170,8 @@ def yaml_scalar(value: Any) -> str:
             raise ValueError("non-finite numbers cannot be rendered")
         return repr(value)
     if isinstance(value, str):
-        if value.isascii() and all(" " <= ch <= "~" or ch in "\t\n\r" for ch in value):
-            return json.dumps(value)
+        if _JSON_SAFE.match(value):
+            return encode_basestring_ascii(value)  # what json.dumps writes for a str
         text = yaml.dump(value, Dumper=_BaseDumper, default_style='"', allow_unicode=False, width=1 << 30)
         return text.removesuffix("\n...\n").rstrip("\n")
     if isinstance(value, dict):
