@@ -10,7 +10,7 @@ from typing import Any
 
 from generator.policy import Policy
 from generator.semantic import DELETION_COST
-from generator.targets import Target
+from generator.targets import FRAGMENTS_DIR, Target
 
 SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 KSM_ALLOWLIST_FLAG = f"--metric-annotations-allowlist=pods=[{DELETION_COST}]"
@@ -18,12 +18,12 @@ KSM_ALLOWLIST_FLAG = f"--metric-annotations-allowlist=pods=[{DELETION_COST}]"
 # (relative path, template, header comment) of the kube-state-metrics integration fragments.
 MONITORING_FRAGMENTS = (
     (
-        "integrations/kube-state-metrics-values.yaml",
+        f"{FRAGMENTS_DIR}/kube-state-metrics-values.yaml",
         "monitoring/ksm-helm-values.yaml.j2",
         "Helm values fragment for kube-prometheus-stack: merge into your values; keep keys you already allowlist.",
     ),
     (
-        "integrations/kube-state-metrics-patch.yaml",
+        f"{FRAGMENTS_DIR}/kube-state-metrics-patch.yaml",
         "monitoring/ksm-json6902-patch.yaml.j2",
         "JSON 6902 patch (append-only) for the kube-state-metrics Deployment. If its container already "
         "passes --metric-annotations-allowlist, merge the key into that flag instead: the last flag wins.",

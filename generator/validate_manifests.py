@@ -7,17 +7,14 @@ the semantic rules of kube-apiserver / kube-scheduler (semantic.py, scheduler_co
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Iterable, Iterator
 from functools import cache, partial
-from importlib import resources
 from pathlib import Path as FsPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import jsonschema_rs
-from jsonschema.exceptions import best_match
-from referencing import Registry, Resource
 
 from generator import parallel, schemas, semantic
 from generator.errors import GeneratorError
@@ -25,6 +22,10 @@ from generator.load import YamlError, load_file, parse_yaml, yaml_files
 from generator.problems import Problem, Severity, json_path
 from generator.scheduler_config import check_config
 from generator.semantic import Finding, Path
+from generator.targets import FRAGMENTS_DIR, MANIFEST_FILE
+
+if TYPE_CHECKING:  # the reference implementation is imported only to explain a failure
+    from referencing import Registry
 
 LAST_APPLIED_LIMIT = 262144
 BUILD_TOOL_GROUPS = frozenset({"kustomize.config.k8s.io"})
@@ -33,7 +34,11 @@ CONFIGMAP_LIMIT = 1024 * 1024
 
 @cache
 def _k8s_schema_root() -> FsPath:
-    return FsPath(str(resources.files("kubernetes_validate").joinpath("kubernetes-json-schema")))
+    """kubernetes-validate's schema folder, found without importing the package (it imports jsonschema)."""
+    spec = importlib.util.find_spec("kubernetes_validate")
+    if spec is None or not spec.submodule_search_locations:
+        raise GeneratorError("kubernetes-validate is not installed: it provides the Kubernetes schemas")
+    return FsPath(spec.submodule_search_locations[0]) / "kubernetes-json-schema"
 
 
 @cache
@@ -68,6 +73,8 @@ def _k8s_registry(version: str) -> tuple[FsPath, Any]:
 
 @cache
 def _k8s_reference_registry(version: str) -> Registry[Any]:
+    from referencing import Registry, Resource
+
     _, definitions = _k8s_registry(version)
     return Resource.from_contents(definitions) @ Registry()
 
@@ -96,14 +103,20 @@ def k8s_validator(version: str, api_version: str, kind: str) -> schemas.TwoTierV
         return None
     schema = json.loads(path.read_text(encoding="utf-8"))
     fast = jsonschema_rs.Draft202012Validator(schema, registry=_k8s_fast_registry(version), base_uri=K8S_BASE + name)
-    return schemas.TwoTierValidator(
-        fast, lambda: jsonschema.Draft202012Validator(schema, registry=_k8s_reference_registry(version))
-    )
+    return schemas.TwoTierValidator(fast, lambda: _reference_validator(schema, version))
+
+
+def _reference_validator(schema: Any, version: str) -> Any:
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(schema, registry=_k8s_reference_registry(version))
 
 
 def _schema_findings(validator: schemas.TwoTierValidator, obj: Any, base: Path = ()) -> Iterator[Finding]:
     for err in validator.iter_errors(obj):
         if err.context:
+            from jsonschema.exceptions import best_match  # only reached for invalid objects
+
             err = best_match(err.context) or err
         yield Finding((*base, *err.absolute_path), "k8s-schema", Severity.ERROR, err.message)
 
@@ -296,10 +309,17 @@ def _validate_files(files: list[tuple[FsPath, str]], version: str, plugins: tupl
     return problems
 
 
+def _is_fragment(path: FsPath) -> bool:
+    """A Helm values file or patch gen wrote beside a target's manifests: not an object to validate."""
+    directory = path.parent
+    return directory.name == FRAGMENTS_DIR and (directory.parent / MANIFEST_FILE).is_file()
+
+
 def validate_paths(paths: Iterable[FsPath], version: str, plugins: tuple[str, ...] = ()) -> list[Problem]:
     """`gen validate`: every manifest below paths, in worker processes when there are many."""
     schema_version(version)  # an unsupported version is a usage error before any work
     files, problems = yaml_files(paths)
+    files = [(path, name) for path, name in files if not _is_fragment(path)]
     processes = parallel.workers(len(files))
     chunks = parallel.split(files, processes * 4) if processes > 1 else [files]
     job = partial(_validate_files, version=version, plugins=plugins)

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.errors import GeneratorError
+from generator.targets import MANIFEST_FILE
 
-MANIFEST_FILE = ".gen-manifest.json"
 STAGING_PREFIX = ".gen-staging-"
 FILE_MODE = 0o644
 

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.conftest import POLICIES
+
 POD = {
     "apiVersion": "v1",
     "kind": "Pod",
@@ -331,6 +333,20 @@ def test_multi_document_files_and_directories(gen, tmp_path: Path) -> None:
     )
     run = gen("validate", tmp_path)
     assert run.code == 1 and "a.yaml:" in run.out
+
+
+def test_gens_own_output_validates_and_its_fragments_are_not_objects(gen, tmp_path: Path) -> None:
+    out = tmp_path / "deploy"
+    assert gen("render", POLICIES, "--out", out).code == 0
+    fragments = sorted(out.glob("*/integrations/*.yaml"))
+    assert fragments, "the bundled Monitoring policy writes integration fragments"
+    assert gen("validate", out).code == 0
+    # the same file anywhere gen does not own is judged like any other YAML
+    stray = tmp_path / "elsewhere" / "integrations"
+    stray.mkdir(parents=True)
+    (stray / fragments[0].name).write_bytes(fragments[0].read_bytes())
+    run = gen("validate", stray)
+    assert run.code == 1 and "k8s-object" in run.out
 
 
 def test_plugin_flag_declares_extra_plugins(gen, tmp_path: Path) -> None:

@@ -1,0 +1,48 @@
+"""What each command imports: pre-commit runs `gen lint` on every commit, so start-up is a feature.
+
+The reference jsonschema implementation explains failures and is imported only when there is
+one; `gen lint` needs no template engine or worker processes.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import POLICIES, ROOT, edit
+
+HEAVY = ("jsonschema", "jinja2", "multiprocessing", "pydantic")
+SCRIPT = f"""
+import json, sys
+from generator.cli import main
+sys.argv = ["gen", *sys.argv[1:]]
+code = main()
+print(json.dumps([code, sorted(m for m in {HEAVY!r} if m in sys.modules)]))
+"""
+
+
+def imported(*args: str | Path) -> tuple[int, list[str]]:
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, *map(str, args)], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    code, modules = json.loads(done.stdout.splitlines()[-1])
+    return code, modules
+
+
+def test_lint_of_a_valid_file_imports_nothing_heavy() -> None:
+    assert imported("lint", POLICIES / "cache-app.yaml") == (0, [])
+
+
+def test_an_invalid_policy_brings_in_the_reference_validator_to_explain_it(tmp_path: Path) -> None:
+    bad = tmp_path / "cache-app.yaml"
+    bad.write_text((POLICIES / "cache-app.yaml").read_text())
+    edit(bad, "minReplicas: 3", "minReplicas: three")
+    assert imported("lint", bad) == (1, ["jsonschema"])
+
+
+def test_render_and_validate_of_valid_input_skip_the_reference_validator(tmp_path: Path) -> None:
+    out = tmp_path / "deploy"
+    assert imported("render", POLICIES, "--out", out) == (0, ["jinja2"])
+    assert imported("validate", out) == (0, [])
