@@ -167,6 +167,8 @@ class _Builder:
     def scalar(self, event: yaml.ScalarEvent, tag: str) -> Any:
         try:
             return _construct_scalar(tag, event.value, event.style)
+        except _BadValue as err:
+            raise _LoadError(event.start_mark, "yaml-value", str(err), "quote it to keep it a string") from err
         except yaml.YAMLError as err:
             raise _LoadError(event.start_mark, "yaml-tag", str(err).split("\n")[0], "use plain YAML values") from err
 
@@ -346,7 +348,15 @@ def _construct_scalar(tag: str, value: str, style: str | None) -> Any:
     constructor = _CONSTRUCTOR.yaml_constructors.get(tag)
     if constructor is None:
         raise yaml.constructor.ConstructorError(None, None, f"unsupported tag {tag!r}", None)
-    return constructor(_CONSTRUCTOR, node)
+    try:
+        return constructor(_CONSTRUCTOR, node)
+    except (ValueError, OverflowError) as err:  # e.g. 2026-13-45: shaped like a date, but none
+        kind = tag.rsplit(":", 1)[-1]
+        raise _BadValue(f"{value!r} reads as a YAML {kind} but is not a valid one ({err})") from err
+
+
+class _BadValue(yaml.YAMLError):
+    """A scalar whose form picks a type whose constructor then rejects it."""
 
 
 def _problem_at(file: str, mark: _Mark | None, rule: str, message: str, hint: str) -> Problem:
@@ -464,6 +474,37 @@ def _simple_documents(text: str) -> list[Any]:
     return docs
 
 
+def _plain_value(value: str) -> Any:
+    """A plain scalar as the builder constructs it, or _UNUSUAL_VALUE (the C path's callback)."""
+    tag, result = _scalar_tag_and_value(None, value, (True, False), "")
+    return _UNUSUAL_VALUE if tag is None or tag == _MERGE_TAG else result
+
+
+_UNUSUAL_VALUE = object()
+_RESOLVER_KEYS = list(SAFE_LOADER.yaml_implicit_resolvers)
+try:  # the same simple path in C (native/, optional): libyaml's events never become Python objects
+    import gen_yaml_accel as _accel
+except ImportError:  # pragma: no cover - not built on this machine
+    _accel = None
+else:
+    # the C side shortcuts plain scalars by first byte, so every resolver must be keyed by one ASCII character
+    if all(isinstance(k, str) and len(k) <= 1 and k.isascii() for k in _RESOLVER_KEYS):
+        _accel.configure(_plain_value, _UNUSUAL_VALUE, "".join(_RESOLVER_KEYS), MAX_NODES)
+    else:  # pragma: no cover - a PyYAML whose resolvers the C side cannot mirror
+        _accel = None
+
+
+def _simple(text: str) -> list[Any] | None:
+    """The documents of text by the simple path (C where built), or None: the builder decides."""
+    if _accel is not None:
+        result: list[Any] | None = _accel.simple_documents(text)
+        return result
+    try:
+        return _simple_documents(text)
+    except _Unusual:
+        return None
+
+
 def _source_of(text: str, index: int) -> SourceMap:
     try:
         for found, _, source in _documents(text, track=True):
@@ -476,9 +517,8 @@ def _source_of(text: str, index: int) -> SourceMap:
 
 def parse_yaml(text: str) -> Any:
     """The one document in text (None if empty), with every load-time check; no positions kept."""
-    try:
-        found = _simple_documents(text)
-    except _Unusual:
+    found = _simple(text)
+    if found is None:
         found = [data for _, data, _ in _documents(text, track=False)]
     if len(found) > 1:
         raise YamlError(f"expected one document, found {len(found)}")
@@ -499,11 +539,8 @@ def load_text(text: str, file: str) -> tuple[list[Document], list[Problem]]:
                 f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB",
             )
         ]
-    try:
-        simple = _simple_documents(text)
-    except _Unusual:
-        pass
-    else:
+    simple = _simple(text)
+    if simple is not None:
         return [Document(file, index, data, None, text) for index, data in enumerate(simple) if data is not None], []
     try:
         for index, data, _ in _documents(text, track=False):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator.load import MAX_NODES, YamlError, _documents, _simple_documents, _Unusual, load_text, parse_yaml
+from generator import load
+from generator.load import MAX_NODES, YamlError, _documents, load_text, parse_yaml
 from tests.test_properties import nasty
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | nasty | st.dates()
@@ -43,38 +45,90 @@ def _builder_documents(text: str) -> list[object]:
     return [data for _, data, _ in _documents(text, track=False)]
 
 
+def _python_simple(text: str) -> list[object] | None:
+    try:
+        return load._simple_documents(text)
+    except load._Unusual:
+        return None
+
+
+# The simple path in Python and, where native/ is built, in C: both must give the builder's
+# values or step aside (None).
+SIMPLE_PATHS = [_python_simple] + ([load._accel.simple_documents] if load._accel else [])
+
+
+def test_the_c_simple_path_is_built_where_ci_requires_it() -> None:
+    if load._accel is None:
+        if os.environ.get("GEN_REQUIRE_ACCEL"):
+            pytest.fail("gen_yaml_accel is not installed (pip install ./native; needs libyaml-dev and a C compiler)")
+        pytest.skip("gen_yaml_accel not built: the Python simple path is in use")
+    assert load._simple("a: 1\n") == [{"a": 1}]
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     obj=documents,
     flow=st.sampled_from([None, True, False]),
     extra=st.sampled_from(["", "---\n", "--- !!str x\n", "---\nk: &a 1\nj: *a\n", "---\n<<: {a: 1}\n", "..."]),
 )
-def test_the_simple_path_gives_the_builders_values_or_steps_aside(obj: object, flow: bool | None, extra: str) -> None:
+def test_the_simple_paths_give_the_builders_values_or_step_aside(obj: object, flow: bool | None, extra: str) -> None:
     text = yaml.safe_dump(obj, default_flow_style=flow, allow_unicode=True) + extra
-    try:
-        simple = _simple_documents(text)
-    except _Unusual:
-        return
-    assert simple == _builder_documents(text)
+    for simple in SIMPLE_PATHS:
+        found = simple(text)
+        if found is not None:
+            assert found == _builder_documents(text), simple
+            assert [type(v) for v in found] == [type(v) for v in _builder_documents(text)]
 
 
-@settings(max_examples=300, deadline=None)
-@given(text=st.text(max_size=200))
-def test_the_simple_path_never_accepts_what_the_builder_refuses(text: str) -> None:
-    try:
-        simple = _simple_documents(text)
-    except _Unusual:
-        return
-    assert simple == _builder_documents(text)  # raises YamlError if the builder refuses
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(max_size=200) | st.text(alphabet="ab:-[]{},&*!<>'\"#\n 0.1yYnN~", max_size=80))
+def test_the_simple_paths_never_accept_what_the_builder_refuses(text: str) -> None:
+    for simple in SIMPLE_PATHS:
+        found = simple(text)
+        if found is not None:
+            assert found == _builder_documents(text), simple  # raises YamlError if the builder refuses
 
 
-def test_the_simple_path_takes_every_bundled_policy_and_golden_manifest() -> None:
+@pytest.mark.parametrize("simple", SIMPLE_PATHS)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 1\nb: 2\na: 3\n",  # duplicate key
+        "yes: 1\n",  # a key that is not a string
+        "? [a]\n: 1\n",
+        "a: &x 1\nb: *x\n",  # anchors and aliases
+        "m:\n  <<: {a: 1}\n",  # merge key
+        "a: <<\n",
+        "a: !!str 1\n",  # explicit tags
+        "a: !custom x\n",
+        "a: [1, 2\n",  # syntax error
+        "a: 2001-13-45\n",  # a timestamp that does not construct
+    ],
+)
+def test_the_simple_paths_step_aside_for_what_only_the_builder_handles(simple, text: str) -> None:
+    assert simple(text) is None
+
+
+@pytest.mark.parametrize("simple", SIMPLE_PATHS)
+def test_the_simple_paths_take_every_bundled_policy_and_golden_manifest(simple) -> None:
     root = Path(__file__).resolve().parent.parent
     files = [*(root / "policies").glob("*.yaml"), *(root / "tests" / "golden").rglob("*.yaml")]
     assert len(files) > 20
     for path in files:
         text = path.read_text()
-        assert _simple_documents(text) == _builder_documents(text), path
+        assert simple(text) == _builder_documents(text), path
+
+
+def test_the_simple_path_stops_at_the_node_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "[" + ", ".join(["x"] * 50) + "]\n"
+    monkeypatch.setattr(load, "MAX_NODES", 10)
+    assert _python_simple(text) is None
+    if load._accel:
+        load._accel.configure(load._plain_value, load._UNUSUAL_VALUE, "".join(load._RESOLVER_KEYS), 10)
+        try:
+            assert load._accel.simple_documents(text) is None
+        finally:
+            load._accel.configure(load._plain_value, load._UNUSUAL_VALUE, "".join(load._RESOLVER_KEYS), MAX_NODES)
 
 
 SHARED = """\
@@ -116,6 +170,7 @@ def test_merge_keys_and_aliases_follow_pyyaml_and_keep_positions() -> None:
         ("a: !!set {x}\n", "yaml-tag", 1),
         ("m:\n  <<: 3\n", "yaml-merge", 2),
         ("a: [1, 2\n", "yaml-syntax", 2),
+        ("a: 1\nwhen: 2001-13-45\n", "yaml-value", 2),
     ],
 )
 def test_refusals_are_located(text: str, rule: str, line: int) -> None:
