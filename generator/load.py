@@ -7,6 +7,7 @@ every later stage can point at the exact line of a policy file.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -580,36 +581,53 @@ def load_file(path: Path, display: str | None = None) -> tuple[list[Document], l
 YAML_SUFFIXES = (".yaml", ".yml")
 
 
-def iter_yaml_files(root: Path) -> Iterator[Path]:
-    """YAML files below root in a stable order, skipping hidden entries."""
-    if root.is_file():
-        yield root
-        return
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root)
-        if any(part.startswith(".") for part in rel.parts):
-            continue
-        if path.is_file() and path.suffix in YAML_SUFFIXES:
-            yield path
-
-
-def _display(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root.parent).as_posix()
-    except ValueError:
-        return path.as_posix()
+def _yaml_below(directory: str) -> list[tuple[str, ...]]:
+    """Relative parts of every YAML file below directory, skipping hidden entries and not
+    following symlinked directories; sorted as paths sort (part by part)."""
+    found: list[tuple[str, ...]] = []
+    pending: list[tuple[str, tuple[str, ...]]] = [(directory, ())]
+    while pending:
+        current, rel = pending.pop()
+        try:
+            entries = list(os.scandir(current))
+        except PermissionError:
+            continue  # as Path.rglob does: an unreadable directory holds nothing gen can load
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                pending.append((entry.path, (*rel, entry.name)))
+            elif entry.name.endswith(YAML_SUFFIXES) and entry.is_file():
+                found.append((*rel, entry.name))
+    return sorted(found)
 
 
 def yaml_files(paths: Iterable[Path]) -> tuple[list[tuple[Path, str]], list[Problem]]:
-    """(path, name to report it by) for every YAML file below paths, in a stable order."""
+    """(path, name to report it by) for every YAML file below paths, in a stable order.
+
+    A file given directly is reported as given; one found below a directory by its path from
+    the directory's parent, so `deploy/lab/x.yaml` reads the same wherever gen runs.
+    """
     files: list[tuple[Path, str]] = []
     problems: list[Problem] = []
     for root in paths:
         if not root.exists():
             problems.append(Problem(str(root), 0, 0, "file-missing", Severity.ERROR, "no such file or directory"))
             continue
-        files.extend((path, str(path) if path == root else _display(path, root)) for path in iter_yaml_files(root))
+        if root.is_file():
+            files.append((root, str(root)))
+            continue
+        base = _display(root, root.parent)
+        prefix = "" if base == "." else f"{base}/"
+        files.extend((root.joinpath(*rel), prefix + "/".join(rel)) for rel in _yaml_below(str(root)))
     return files, problems
+
+
+def _display(path: Path, parent: Path) -> str:
+    try:
+        return path.relative_to(parent).as_posix()
+    except ValueError:
+        return path.as_posix()
 
 
 def load_documents(paths: Iterable[Path]) -> tuple[list[Document], list[Problem]]:

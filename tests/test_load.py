@@ -196,3 +196,41 @@ def test_documents_keep_their_index_and_skip_empty_ones() -> None:
 def test_timestamps_and_yaml11_scalars_match_pyyaml() -> None:
     text = "t: 2026-12-02T10:00:00Z\nd: 2026-12-02\no: 0440\nb: on\nf: 1e3\ng: 1.0e3\nn: ~\nbin: !!binary aGk=\n"
     assert parse_yaml(text) == yaml.safe_load(text)
+
+
+def test_yaml_files_are_found_in_path_order_without_hidden_entries_or_symlinked_dirs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from generator.load import yaml_files
+
+    root = tmp_path / "policies"
+    for rel in [
+        "b.yaml",
+        "a/z.yml",
+        "a-b.yaml",
+        "a/b/c.yaml",
+        ".hidden.yaml",
+        ".git/x.yaml",
+        "notes.txt",
+        "a/.d/e.yaml",
+    ]:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("a: 1\n")
+    (root / "linked").symlink_to(root / "a", target_is_directory=True)
+    (root / "file-link.yaml").symlink_to(root / "b.yaml")
+    (root / "broken.yaml").symlink_to(root / "absent.yaml")
+    files, problems = yaml_files([root])
+    assert problems == []
+    names = [name for _, name in files]
+    # as pathlib sorts: part by part, so "a/..." comes before "a-b.yaml"
+    assert names == [
+        "policies/a/b/c.yaml",
+        "policies/a/z.yml",
+        "policies/a-b.yaml",
+        "policies/b.yaml",
+        "policies/file-link.yaml",
+    ]
+    assert [path for path, _ in files] == [root / n.removeprefix("policies/") for n in names]
+    monkeypatch.chdir(root)
+    assert [name for _, name in yaml_files([Path(".")])[0]] == [n.removeprefix("policies/") for n in names]
+    assert yaml_files([root / "b.yaml"])[0] == [(root / "b.yaml", str(root / "b.yaml"))]
