@@ -105,33 +105,52 @@ def _scalar(value: Any, key: bool = False) -> str:
     return text
 
 
+# The spelling of every string met so far, as a key and as a value: manifests repeat most of
+# their strings, and a dict lookup is the cheapest way to find them again.
+_KEY_TEXT: dict[str, str] = {}
+_VALUE_TEXT: dict[str, str] = {}
+
+
+def _string(value: str, key: bool) -> str:
+    table = _KEY_TEXT if key else _VALUE_TEXT
+    text = table.get(value)
+    if text is None:
+        text = _scalar(value, key)
+        if len(table) < 65536:
+            table[value] = text
+    return text
+
+
+def _inline(item: Any) -> str:
+    """A value on its key's or dash's line: a scalar, or an empty mapping or sequence."""
+    if type(item) is str:
+        return _VALUE_TEXT.get(item) or _string(item, False)
+    if isinstance(item, dict | list):
+        return "{}" if isinstance(item, dict) else "[]"
+    return _scalar(item)
+
+
 def _block(value: dict[Any, Any] | list[Any], indent: int, out: list[str]) -> None:
     pad = " " * indent
     if isinstance(value, dict):
         for key, item in value.items():
-            head = pad + _scalar(key, key=True) + ":"
-            if isinstance(item, dict) and item:
+            head = pad + ((_KEY_TEXT.get(key) or _string(key, True)) if type(key) is str else _scalar(key, True)) + ":"
+            if item and isinstance(item, dict):
                 out.append(head)
                 _block(item, indent + 2, out)
-            elif isinstance(item, list) and item:
+            elif item and isinstance(item, list):
                 out.append(head)
                 _block(item, indent, out)  # PyYAML writes a mapping's sequences indentless
             else:
-                out.append(head + " " + _flow_empty_or_scalar(item))
+                out.append(head + " " + _inline(item))
         return
     for item in value:
-        if isinstance(item, dict | list) and item:
+        if item and isinstance(item, dict | list):
             start = len(out)
             _block(item, indent + 2, out)
             out[start] = pad + "- " + out[start][indent + 2 :]
         else:
-            out.append(pad + "- " + _flow_empty_or_scalar(item))
-
-
-def _flow_empty_or_scalar(value: Any) -> str:
-    if isinstance(value, dict | list):
-        return "{}" if isinstance(value, dict) else "[]"
-    return _scalar(value)
+            out.append(pad + "- " + _inline(item))
 
 
 def dump_yaml(obj: Any) -> str:
