@@ -72,6 +72,13 @@ _JSON_SAFE = re.compile(r"[ -~\t\n\r]*\Z")
 _SIMPLE_KEY_MAX = 128  # libyaml writes keys of more UTF-8 bytes as "? key"
 
 
+# Strings PyYAML writes plain whenever YAML 1.1 would read them back as strings (tests check
+# this against PyYAML); everything else is spelled by PyYAML itself.
+_PLAIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9._/-]*(?::[A-Za-z0-9._/-]+)*\Z")
+_RESOLVER = yaml.resolver.Resolver()
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
 class _NeedsFullDumper(Exception):
     pass
 
@@ -84,6 +91,8 @@ def _scalar_text(value: Any, kind: Any, key: bool) -> str | None:
     if isinstance(value, str):
         if _BREAKS.intersection(value) or (key and len(value.encode("utf-8", "surrogatepass")) >= _SIMPLE_KEY_MAX):
             return None
+        if _PLAIN_WORD.match(value) and _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG:
+            return value  # a name, path or image reference that reads back as itself: PyYAML writes it plain
     elif value is not None and not isinstance(value, int | float):
         return None
     text: str = yaml.dump(value, **_DUMP_OPTIONS)

@@ -107,6 +107,39 @@ def test_fast_yaml_writer_matches_pyyaml(obj: object) -> None:
     assert yaml.load(text, Loader=yaml.SafeLoader) == obj
 
 
+WORDS = st.from_regex(r"[A-Za-z][A-Za-z0-9._/:-]{0,30}", fullmatch=True) | st.sampled_from(
+    [
+        "yes",
+        "No",
+        "ON",
+        "off",
+        "true",
+        "Null",
+        "n",
+        "y",
+        "e",
+        "E1",
+        "x1_0",
+        "a.b",
+        "inf",
+        "NaN",
+        "True",
+        "a:",
+        "a::b",
+        "r.io/x:v1",
+    ]
+)
+
+
+@SETTINGS
+@given(words=st.lists(WORDS, min_size=1, max_size=6))
+def test_names_and_paths_are_spelled_as_pyyaml_spells_them(words: list[str]) -> None:
+    from generator.serialize import dump_yaml, dump_yaml_reference
+
+    obj = {w: [w, {w: w}] for w in words}
+    assert dump_yaml(obj) == dump_yaml_reference(obj)
+
+
 def _paths(value: object, prefix: tuple = ()) -> list[tuple]:
     out = [prefix]
     if isinstance(value, dict):
