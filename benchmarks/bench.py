@@ -41,14 +41,15 @@ class Sample:
 
 def run(cmd: Sequence[str | Path], ok_codes: tuple[int, ...] = (0,), cwd: Path | None = None) -> Sample:
     """One fresh process: wall time and its own peak RSS (from wait4, not the whole tree)."""
-    start = time.perf_counter()
-    proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd)
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - start
-    code = os.waitstatus_to_exitcode(status)
-    if code not in ok_codes:
-        err = proc.stderr.read().decode() if proc.stderr else ""
-        raise SystemExit(f"{' '.join(map(str, cmd))} exited {code}:\n{err[-2000:]}")
+    with tempfile.TemporaryFile() as stderr:  # a pipe would fill and stall a chatty command
+        start = time.perf_counter()
+        proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.DEVNULL, stderr=stderr, cwd=cwd)
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+        code = os.waitstatus_to_exitcode(status)
+        if code not in ok_codes:
+            stderr.seek(0)
+            raise SystemExit(f"{' '.join(map(str, cmd))} exited {code}:\n{stderr.read().decode()[-2000:]}")
     return Sample(seconds, usage.ru_maxrss / 1024)
 
 
