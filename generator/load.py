@@ -26,6 +26,7 @@ except AttributeError:  # pragma: no cover - libyaml missing
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_NODES = 200_000
+MAX_DEPTH = 100  # nesting levels; later stages recurse per level, and no manifest needs more
 
 Path_ = tuple[str | int, ...]
 _T = TypeVar("_T")
@@ -135,6 +136,7 @@ class _Open:
     mark: _Mark
     anchor: str | None = None
     nodes_before: int = 0  # node count when it opened, to size what an alias of it expands to
+    height: int = 1  # levels of nesting it holds, itself included
     key: Any = None  # mapping only: the key whose value comes next (None: a key comes next)
     key_marks: dict[str, _Mark] = field(default_factory=dict)
     merges: list[tuple[dict[str, Any], Path_]] = field(default_factory=list)
@@ -152,7 +154,8 @@ class _Builder:
         self.source = source
         self.mark: _Mark | None = None
         # anchor -> (value, its path, its open frame or None once closed, nodes it expands to)
-        self.anchors: dict[str, tuple[Any, Path_, _Open | None, int]] = {}
+        # anchor -> (value, its path, its open frame or None once closed, nodes it expands to, its height)
+        self.anchors: dict[str, tuple[Any, Path_, _Open | None, int, int]] = {}
         self.stack: list[_Open] = []
         self.root: Any = None
         self.nodes = 0
@@ -192,6 +195,15 @@ class _Builder:
                 f"document expands to more than {MAX_NODES} nodes (aliases included)",
                 "split the file or use fewer aliases",
             )
+
+    def _nest(self, height: int, mark: _Mark) -> None:
+        """A value `height` levels deep goes into the open container (aliases included)."""
+        if len(self.stack) + height > MAX_DEPTH:
+            raise _LoadError(
+                mark, "yaml-too-large", f"document nests deeper than {MAX_DEPTH} levels", "flatten the structure"
+            )
+        if self.stack and height:
+            self.stack[-1].height = max(self.stack[-1].height, height + 1)
 
     def _place(self, value: Any, path: Path_, mark: _Mark) -> None:
         if not self.stack:
@@ -264,7 +276,7 @@ class _Builder:
             if self.source is not None:
                 self._record(path, event.start_mark, Scalar(event.value, event.style is None))
             if event.anchor:
-                self.anchors[event.anchor] = (value, path, None, 1)
+                self.anchors[event.anchor] = (value, path, None, 1, 0)
             self._place(value, path, event.start_mark)
         elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
             self._count()
@@ -273,26 +285,30 @@ class _Builder:
                 raise _LoadError(
                     event.start_mark, "yaml-tag", f"unsupported tag {event.tag!r}", "use plain YAML values"
                 )
+            self._nest(1, event.start_mark)
             path = self._child_path()
             frame = _Open({} if is_map else [], path, event.start_mark, event.anchor, self.nodes - 1)
             self._record(path, event.start_mark)
             if event.anchor:
-                self.anchors[event.anchor] = (frame.value, path, frame, 0)
+                self.anchors[event.anchor] = (frame.value, path, frame, 0, 0)
             self.stack.append(frame)
         elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
             frame = self.stack.pop()
             if frame.merges:
                 frame.value = self._merged(frame)
             if frame.anchor:
-                self.anchors[frame.anchor] = (frame.value, frame.path, None, self.nodes - frame.nodes_before)
+                size = self.nodes - frame.nodes_before
+                self.anchors[frame.anchor] = (frame.value, frame.path, None, size, frame.height)
+            self._nest(frame.height, frame.mark)
             self._place(frame.value, frame.path, frame.mark)
         elif isinstance(event, yaml.AliasEvent):
             if event.anchor not in self.anchors:
                 raise _LoadError(event.start_mark, "yaml-alias", f"found undefined alias {event.anchor!r}", "")
-            value, origin, still_open, size = self.anchors[event.anchor]
+            value, origin, still_open, size, height = self.anchors[event.anchor]
             if still_open is not None:
                 raise _LoadError(event.start_mark, "yaml-recursive-alias", "recursive alias", "remove the cycle")
             self._count(size)  # later stages walk the expanded tree: a billion laughs stops here
+            self._nest(height, event.start_mark)
             path = self._child_path()
             self._copy_positions(origin, path)
             self._place(value, path, event.start_mark)
@@ -434,7 +450,7 @@ def _simple_documents(text: str) -> list[Any]:
                 containers.append({} if kind is mapping_start else [])
                 keys.append(None)
                 nodes += 1
-                if nodes > MAX_NODES:
+                if nodes > MAX_NODES or len(containers) > MAX_DEPTH:
                     raise _Unusual
                 continue
             elif kind in closing:
@@ -490,7 +506,7 @@ except ImportError:  # pragma: no cover - not built on this machine
 else:
     # the C side shortcuts plain scalars by first byte, so every resolver must be keyed by one ASCII character
     if all(isinstance(k, str) and len(k) <= 1 and k.isascii() for k in _RESOLVER_KEYS):
-        _accel.configure(_plain_value, _UNUSUAL_VALUE, "".join(_RESOLVER_KEYS), MAX_NODES)
+        _accel.configure(_plain_value, _UNUSUAL_VALUE, "".join(_RESOLVER_KEYS), MAX_NODES, MAX_DEPTH)
     else:  # pragma: no cover - a PyYAML whose resolvers the C side cannot mirror
         _accel = None
 

@@ -5,7 +5,7 @@
  *
  * It mirrors generator.load._simple_documents exactly and, like it, only ever accepts: for
  * anything else (anchors, aliases, tags, merge keys, duplicate or non-string keys, too many
- * nodes, a syntax error) it returns None and gen's own builder reads the text again, decides
+ * nodes or levels, a syntax error) it returns None and gen's own builder reads the text again, decides
  * and reports. Plain scalars whose first character could start a non-string (YAML 1.1's
  * implicit resolvers are keyed by first character) are resolved by the Python callback gen
  * registers, so types follow the same code on both paths.
@@ -19,6 +19,7 @@ static PyObject *resolve_plain = NULL; /* value -> constructed value, or `unusua
 static PyObject *unusual = NULL;       /* the callback's "leave it to the builder" answer */
 static char resolver_chars[256];       /* first bytes that need the callback */
 static Py_ssize_t max_nodes = 0;
+static Py_ssize_t max_depth = 0; /* open containers at most */
 
 typedef struct {
     PyObject *value; /* dict or list (owned); a finished document root is kept here too */
@@ -181,7 +182,7 @@ static PyObject *simple_documents(PyObject *module, PyObject *text) {
             int mapping = event.type == YAML_MAPPING_START_EVENT;
             const yaml_char_t *anchor = mapping ? event.data.mapping_start.anchor : event.data.sequence_start.anchor;
             const yaml_char_t *tag = mapping ? event.data.mapping_start.tag : event.data.sequence_start.tag;
-            if (anchor != NULL || tagged(tag) || ++nodes > max_nodes) {
+            if (anchor != NULL || tagged(tag) || ++nodes > max_nodes || stack.size + 1 > max_depth) {
                 status = UNUSUAL;
                 break;
             }
@@ -219,8 +220,8 @@ static PyObject *configure(PyObject *module, PyObject *args) {
     (void)module;
     PyObject *callback, *sentinel;
     const char *chars;
-    Py_ssize_t nchars, limit;
-    if (!PyArg_ParseTuple(args, "OOs#n", &callback, &sentinel, &chars, &nchars, &limit))
+    Py_ssize_t nchars, limit, depth;
+    if (!PyArg_ParseTuple(args, "OOs#nn", &callback, &sentinel, &chars, &nchars, &limit, &depth))
         return NULL;
     if (!PyCallable_Check(callback)) {
         PyErr_SetString(PyExc_TypeError, "resolve_plain must be callable");
@@ -234,12 +235,13 @@ static PyObject *configure(PyObject *module, PyObject *args) {
     for (Py_ssize_t i = 0; i < nchars; i++)
         resolver_chars[(unsigned char)chars[i]] = 1;
     max_nodes = limit;
+    max_depth = depth;
     Py_RETURN_NONE;
 }
 
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS,
-     "configure(resolve_plain, unusual, first_chars, max_nodes): how plain scalars resolve."},
+     "configure(resolve_plain, unusual, first_chars, max_nodes, max_depth): how plain scalars resolve, and limits."},
     {"simple_documents", simple_documents, METH_O,
      "simple_documents(text) -> list of documents, or None when gen's builder must decide."},
     {.ml_name = NULL},

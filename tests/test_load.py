@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator import load
-from generator.load import MAX_NODES, YamlError, _documents, load_text, parse_yaml
+from generator.load import MAX_DEPTH, MAX_NODES, YamlError, _documents, load_text, parse_yaml
 from tests.test_properties import nasty
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | nasty | st.dates()
@@ -103,6 +103,7 @@ def test_the_simple_paths_never_accept_what_the_builder_refuses(text: str) -> No
         "a: !custom x\n",
         "a: [1, 2\n",  # syntax error
         "a: 2001-13-45\n",  # a timestamp that does not construct
+        "a: " + "[" * 101 + "]" * 101 + "\n",  # too deep
     ],
 )
 def test_the_simple_paths_step_aside_for_what_only_the_builder_handles(simple, text: str) -> None:
@@ -124,11 +125,13 @@ def test_the_simple_path_stops_at_the_node_limit(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(load, "MAX_NODES", 10)
     assert _python_simple(text) is None
     if load._accel:
-        load._accel.configure(load._plain_value, load._UNUSUAL_VALUE, "".join(load._RESOLVER_KEYS), 10)
+        load._accel.configure(load._plain_value, load._UNUSUAL_VALUE, "".join(load._RESOLVER_KEYS), 10, MAX_DEPTH)
         try:
             assert load._accel.simple_documents(text) is None
         finally:
-            load._accel.configure(load._plain_value, load._UNUSUAL_VALUE, "".join(load._RESOLVER_KEYS), MAX_NODES)
+            load._accel.configure(
+                load._plain_value, load._UNUSUAL_VALUE, "".join(load._RESOLVER_KEYS), MAX_NODES, MAX_DEPTH
+            )
 
 
 SHARED = """\
@@ -171,11 +174,22 @@ def test_merge_keys_and_aliases_follow_pyyaml_and_keep_positions() -> None:
         ("m:\n  <<: 3\n", "yaml-merge", 2),
         ("a: [1, 2\n", "yaml-syntax", 2),
         ("a: 1\nwhen: 2001-13-45\n", "yaml-value", 2),
+        ("a: " + "[" * 101 + "]" * 101 + "\n", "yaml-too-large", 1),
+        # an alias adds the depth of what it names
+        ("a: &x " + "[" * 60 + "]" * 60 + "\nb: " + "[" * 50 + "*x" + "]" * 50 + "\n", "yaml-too-large", 2),
     ],
 )
 def test_refusals_are_located(text: str, rule: str, line: int) -> None:
     _, problems = load_text(text, "f.yaml")
     assert [(p.rule, p.line) for p in problems] == [(rule, line)]
+
+
+def test_nesting_up_to_the_limit_loads() -> None:
+    deepest = "a: " + "[" * (MAX_DEPTH - 1) + "1" + "]" * (MAX_DEPTH - 1) + "\n"
+    docs, problems = load_text(deepest, "f.yaml")
+    assert problems == [] and len(docs) == 1
+    aliased = "a: &x " + "[" * 49 + "]" * 49 + "\nb: " + "[" * 49 + "*x" + "]" * 49 + "\n"
+    assert load_text(aliased, "f.yaml")[1] == []
 
 
 def test_alias_bombs_stop_at_the_node_limit() -> None:
