@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from functools import partial
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -44,11 +45,25 @@ def split(items: Sequence[T], parts: int) -> list[list[T]]:
     return chunks
 
 
+# The items of the running map: forked workers inherit them, so only an index crosses the pipe
+# (pickling a target's thousands of policies to a worker cost more than rendering them).
+_ITEMS: Sequence[Any] = ()
+
+
+def _call(fn: Callable[[Any], R], index: int) -> R:
+    return fn(_ITEMS[index])
+
+
 def map_in_order(fn: Callable[[T], R], items: Sequence[T], processes: int) -> list[R]:
     if processes <= 1 or len(items) <= 1:
         return [fn(item) for item in items]
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork")) as pool:
-        return list(pool.map(fn, items))
+    global _ITEMS
+    _ITEMS = items  # set before the pool forks its workers (at the first submit)
+    try:
+        with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork")) as pool:
+            return list(pool.map(partial(_call, fn), range(len(items))))
+    finally:
+        _ITEMS = ()
