@@ -68,6 +68,12 @@ def test_invalid_policy_leaves_output_untouched(gen, policy_copy: Path, tmp_path
     assert tree(out) == before
 
 
+def test_a_render_failing_its_policy_checks_creates_nothing(gen, policy_copy: Path, tmp_path: Path) -> None:
+    edit(policy_copy / "cache-app.yaml", "minReplicas: 3", "minReplicas: three")
+    assert gen("render", policy_copy, "--out", tmp_path / "new" / "deploy").code == 1
+    assert not (tmp_path / "new").exists()
+
+
 def test_diff_writes_nothing(gen, policy_copy: Path, tmp_path: Path) -> None:
     out = tmp_path / "deploy"
     assert gen("render", policy_copy, "--out", out).code == 0
