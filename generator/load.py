@@ -491,6 +491,7 @@ def _simple_documents(text: str) -> list[Any]:
     return docs
 
 
+@lru_cache(maxsize=16384)  # values are immutable; a cache hit from C never enters Python code
 def _plain_value(value: str) -> Any:
     """A plain scalar as the builder constructs it, or _UNUSUAL_VALUE (the C path's callback)."""
     tag, result = _scalar_tag_and_value(None, value, (True, False), "")
