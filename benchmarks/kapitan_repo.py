@@ -49,16 +49,18 @@ LABELS = """\
     app.kubernetes.io/part-of: bench
 """
 
+
+def _head(api_version: str, kind: str) -> str:
+    """What both templates start with: the service's parameters, type and metadata."""
+    return (
+        "{% set s = inventory.parameters.service %}\n"
+        f"apiVersion: {api_version}\nkind: {kind}\n"
+        "metadata:\n  name: {{ s.name }}\n  namespace: {{ s.namespace }}\n" + LABELS
+    )
+
+
 DEPLOYMENT = (
-    """\
-{% set s = inventory.parameters.service %}
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ s.name }}
-  namespace: {{ s.namespace }}
-"""
-    + LABELS
+    _head("apps/v1", "Deployment")
     + """\
 spec:
   selector:
@@ -120,15 +122,7 @@ spec:
 )
 
 HPA = (
-    """\
-{% set s = inventory.parameters.service %}
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata:
-  name: {{ s.name }}
-  namespace: {{ s.namespace }}
-"""
-    + LABELS
+    _head("autoscaling/v2", "HorizontalPodAutoscaler")
     + """\
 spec:
   scaleTargetRef:
