@@ -22,7 +22,7 @@ from generator.quantity import parse_quantity
 
 POD_LEVEL_RESOURCES = frozenset({"cpu", "memory"})
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
-_INT64 = re.compile(r"^[+-]?[0-9]+$")
+_INT64 = re.compile(r"^[+-]?[0-9]+\Z")
 _INT64_MAX = 2**63 - 1
 
 

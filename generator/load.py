@@ -32,7 +32,7 @@ Path_ = tuple[str | int, ...]
 _T = TypeVar("_T")
 
 # YAML 1.1 reads these plain scalars as booleans; a user almost always meant the string.
-_YAML11_BOOLS = re.compile(r"^(y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF)$")
+_YAML11_BOOLS = re.compile(r"^(y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF)\Z")
 
 
 class Position(NamedTuple):

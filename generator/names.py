@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-_IANA_SVC = re.compile(r"^[-a-z0-9]+$")
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
+_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
+_IANA_SVC = re.compile(r"^[-a-z0-9]+\Z")
 
 
+@lru_cache(maxsize=8192)  # manifests repeat their names and keys
 def dns1123_label(value: str) -> str | None:
     if len(value) > 63:
         return "must be no more than 63 characters"
@@ -19,6 +21,7 @@ def dns1123_label(value: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=8192)
 def dns1123_subdomain(value: str) -> str | None:
     if len(value) > 253:
         return "must be no more than 253 characters"
@@ -27,6 +30,7 @@ def dns1123_subdomain(value: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=8192)
 def qualified_name(value: str) -> str | None:
     """A label key / annotation key: [prefix/]name."""
     parts = value.split("/")
@@ -48,6 +52,7 @@ def qualified_name(value: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=8192)
 def label_value(value: str) -> str | None:
     if len(value) > 63:
         return "must be no more than 63 characters"
@@ -56,6 +61,7 @@ def label_value(value: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=8192)
 def port_name(value: str) -> str | None:
     """IANA_SVC_NAME (RFC 6335), as kube-apiserver checks container and service port names."""
     if len(value) > 15:

@@ -292,6 +292,10 @@ INVALID = {
     ),
     "quantity-nan": (pod(resources={"limits": {"cpu": float("nan"), "nvidia.com/gpu": 1}}), "k8s-quantity"),
     "quantity-infinite": (pod(resources={"requests": {"memory": float("inf")}}), "k8s-quantity"),
+    # Go's `$` ends the text; Python's also matches before a final newline
+    "quantity-trailing-newline": (pod(resources={"limits": {"cpu": "100m\n", "nvidia.com/gpu": 1}}), "k8s-quantity"),
+    "label-value-trailing-newline": (pod() | {"metadata": {"name": "p", "labels": {"app": "web\n"}}}, "k8s-label"),
+    "name-trailing-newline": (pod() | {"metadata": {"name": "p\n"}}, "k8s-name"),
     "port-protocol": (pod(ports=[{"containerPort": 80, "protocol": "HTTP"}]), "k8s-port"),
     "pull-policy": (pod(imagePullPolicy="Sometimes"), "k8s-enum"),
     "pod-restart-policy": (_spec(restartPolicy="Sometimes"), "k8s-enum"),
