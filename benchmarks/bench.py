@@ -139,12 +139,17 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--baseline-files", type=int, default=200, help="kubernetes-validate sample size (0: skip)")
     parser.add_argument("--kapitan", type=Path, help="kapitan binary for the render baseline (make bench installs one)")
+    parser.add_argument(
+        "--work",
+        type=Path,
+        help="where to write the repositories and outputs (default: the temp dir; /dev/shm takes the disk out)",
+    )
     args = parser.parse_args()
     print(f"gen benchmark: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, medians of {args.runs} runs")
     # Measure gen as installed: a wheel install compiles its bytecode, an editable one in an
     # environment with PYTHONDONTWRITEBYTECODE never does (about 30 ms of every run).
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "generator")], check=True)
-    with tempfile.TemporaryDirectory(prefix="gen-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="gen-bench-", dir=args.work) as tmp:
         bench_lint(args.runs, Path(tmp))
         for size in (int(s) for s in args.sizes.split(",")):
             bench_size(size, args.runs, args.baseline_files, args.kapitan, Path(tmp))
