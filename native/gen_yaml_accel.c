@@ -192,6 +192,10 @@ static PyObject *simple_documents(PyObject *module, PyObject *text) {
         }
         case YAML_MAPPING_END_EVENT:
         case YAML_SEQUENCE_END_EVENT: {
+            if (stack.size == 0) { /* libyaml never sends an unmatched end; refuse rather than trust */
+                status = UNUSUAL;
+                break;
+            }
             Frame frame = stack.frames[--stack.size];
             Py_XDECREF(frame.key);
             status = place(&stack, frame.value);
