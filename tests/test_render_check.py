@@ -102,6 +102,46 @@ def test_failed_swap_keeps_previous_output(gen, policy_copy: Path, tmp_path: Pat
     assert not list(out.parent.glob(".gen-staging-*"))
 
 
+def test_staged_files_are_flushed_before_the_swap(gen, policy_copy: Path, tmp_path: Path, monkeypatch) -> None:
+    """One syncfs of the staging tree's filesystem; where there is none, an fsync per file."""
+    import ctypes
+    import errno
+    import os
+
+    from generator import write
+
+    flushed: list[str] = []
+
+    def fake_syncfs(fd: int) -> int:
+        flushed.append(os.readlink(f"/proc/self/fd/{fd}"))
+        return 0
+
+    monkeypatch.setattr(write, "_syncfs", lambda: fake_syncfs)
+    out = tmp_path / "deploy"
+    assert gen("render", policy_copy, "--out", out).code == 0
+    assert len(flushed) == 1 and ".gen-staging-" in flushed[0]
+    expected = tree(out)
+
+    fsynced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(write, "_syncfs", lambda: None)
+    monkeypatch.setattr(write.os, "fsync", lambda fd: (fsynced.append(fd), real_fsync(fd))[1])
+    other = tmp_path / "other"
+    assert gen("render", policy_copy, "--out", other).code == 0
+    assert tree(other) == expected and len(fsynced) == len(expected)
+
+    def failing_syncfs(fd: int) -> int:
+        ctypes.set_errno(errno.EIO)
+        return -1
+
+    monkeypatch.setattr(write, "_syncfs", lambda: failing_syncfs)
+    edit(policy_copy / "data-processor.yaml", "replicas: 5", "replicas: 6")
+    run = gen("render", policy_copy, "--out", out)
+    assert run.code == 2 and "gen: error: could not write" in run.err and "internal error" not in run.err
+    assert tree(out) == expected
+    assert not list(out.parent.glob(".gen-staging-*"))
+
+
 def test_render_only_one_target(gen, policy_copy: Path, tmp_path: Path) -> None:
     out = tmp_path / "deploy"
     run = gen("render", policy_copy, "--out", out, "--target", "nope")
