@@ -498,6 +498,14 @@ def _plain_value(value: str) -> Any:
 
 
 _UNUSUAL_VALUE = object()
+
+
+def _configure_accel(max_nodes: int) -> None:
+    """Tell the C path how plain scalars resolve (by first character) and where its limits are."""
+    assert _accel is not None
+    _accel.configure(_plain_value, _UNUSUAL_VALUE, "".join(_RESOLVER_KEYS), max_nodes, MAX_DEPTH)
+
+
 _RESOLVER_KEYS = list(SAFE_LOADER.yaml_implicit_resolvers)
 try:  # the same simple path in C (native/, optional): libyaml's events never become Python objects
     import gen_yaml_accel as _accel
@@ -506,7 +514,7 @@ except ImportError:  # pragma: no cover - not built on this machine
 else:
     # the C side shortcuts plain scalars by first byte, so every resolver must be keyed by one ASCII character
     if all(isinstance(k, str) and len(k) <= 1 and k.isascii() for k in _RESOLVER_KEYS):
-        _accel.configure(_plain_value, _UNUSUAL_VALUE, "".join(_RESOLVER_KEYS), MAX_NODES, MAX_DEPTH)
+        _configure_accel(MAX_NODES)
     else:  # pragma: no cover - a PyYAML whose resolvers the C side cannot mirror
         _accel = None
 

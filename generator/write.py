@@ -187,12 +187,19 @@ def output_lock(out: Path) -> Iterator[None]:
         os.close(fd)
 
 
+def _libc(name: str) -> Callable[..., int] | None:
+    """A C library function (errno kept for ctypes.get_errno), or None where it is missing."""
+    try:
+        function: Callable[..., int] = getattr(ctypes.CDLL(None, use_errno=True), name)
+    except (OSError, AttributeError):
+        return None
+    return function
+
+
 def _exchange(a: Path, b: Path) -> bool:
     """Atomically swap two paths with renameat2(RENAME_EXCHANGE); False where unsupported."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
+    renameat2 = _libc("renameat2")
+    if renameat2 is None:
         return False
     at_fdcwd, rename_exchange = -100, 2
     if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
@@ -241,10 +248,7 @@ def _write(item: tuple[Path, bytes], flush: bool = False) -> None:
 
 def _syncfs() -> Callable[[int], int] | None:
     """syncfs(2), which flushes one whole filesystem; None where the C library lacks it."""
-    try:
-        return ctypes.CDLL(None, use_errno=True).syncfs
-    except (OSError, AttributeError):
-        return None
+    return _libc("syncfs")
 
 
 def _write_files(files: list[tuple[Path, bytes]], staging: Path) -> None:

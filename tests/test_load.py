@@ -125,13 +125,11 @@ def test_the_simple_path_stops_at_the_node_limit(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(load, "MAX_NODES", 10)
     assert _python_simple(text) is None
     if load._accel:
-        load._accel.configure(load._plain_value, load._UNUSUAL_VALUE, "".join(load._RESOLVER_KEYS), 10, MAX_DEPTH)
+        load._configure_accel(10)
         try:
             assert load._accel.simple_documents(text) is None
         finally:
-            load._accel.configure(
-                load._plain_value, load._UNUSUAL_VALUE, "".join(load._RESOLVER_KEYS), MAX_NODES, MAX_DEPTH
-            )
+            load._configure_accel(MAX_NODES)
 
 
 SHARED = """\
