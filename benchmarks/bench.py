@@ -66,6 +66,14 @@ def manifests(out: Path) -> list[Path]:
     return [p for p in sorted(out.rglob("*.yaml")) if p.name != "kustomization.yaml"]
 
 
+def _bump_image(policies: Path) -> None:
+    """Change one service, as a typical commit does: its image tag goes to the next version."""
+    path = policies / "svc-00000.yaml"
+    text = path.read_text()
+    version = int(text.split("svc-00000:v", 1)[1].split("\n", 1)[0])
+    path.write_text(text.replace(f"svc-00000:v{version}\n", f"svc-00000:v{version + 1}\n"))
+
+
 def bench_size(services: int, runs: int, baseline_files: int, kapitan: Path | None, work: Path) -> None:
     root = work / f"repo-{services}"
     policies = make_repo(root, services)
@@ -75,6 +83,7 @@ def bench_size(services: int, runs: int, baseline_files: int, kapitan: Path | No
     render = median([gen, "render", policies, "--out", out], runs, before=lambda: shutil.rmtree(out, True))
     files = manifests(out)
     rerender = median([gen, "render", policies, "--out", out], runs)  # output exists and is unchanged
+    one_change = median([gen, "render", policies, "--out", out], runs, before=lambda: _bump_image(policies))
     validate = median([gen, "validate", out], runs)
     print(f"\n{services} ReplicatedServices -> {len(files)} manifests over 4 targets")
     print(
@@ -82,6 +91,7 @@ def bench_size(services: int, runs: int, baseline_files: int, kapitan: Path | No
         f"  peak {render.peak_mib:6.0f} MiB"
     )
     print(f"  gen render (no change)      {rerender.seconds:7.2f} s  peak {rerender.peak_mib:6.0f} MiB")
+    print(f"  gen render (one changed)    {one_change.seconds:7.2f} s  peak {one_change.peak_mib:6.0f} MiB")
     print(
         f"  gen validate                {validate.seconds:7.2f} s  {len(files) / validate.seconds:8.0f} manifests/s"
         f"  peak {validate.peak_mib:6.0f} MiB"

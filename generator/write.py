@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -272,6 +273,23 @@ def _write_files(files: list[tuple[Path, bytes]], staging: Path) -> None:
         os.close(fd)
 
 
+def _unchanged(directory: Path, plan: DirPlan, found: Drift) -> list[str]:
+    """Wanted files already on disk byte for byte, as gen writes them (mode included).
+
+    They are hard-linked into the new tree instead of written again: a one-service change
+    rewrites one file, not its whole target, and the untouched files keep their inode and
+    mtime, so `git status` has nothing to re-hash.
+    """
+    differ = {*found.missing, *found.modified}
+    unchanged = []
+    for rel in plan.with_manifest():
+        if rel not in differ:
+            mode = (directory / rel).lstat().st_mode
+            if stat.S_ISREG(mode) and stat.S_IMODE(mode) == FILE_MODE:
+                unchanged.append(rel)
+    return unchanged
+
+
 def _staging_name(out: Path, kind: str) -> Path:
     return out.parent / f"{STAGING_PREFIX}{out.name}-{kind}{os.getpid()}"
 
@@ -286,18 +304,21 @@ def write_all(out: Path, plans: list[DirPlan]) -> list[str]:
     out = Path(os.path.abspath(out))
     directories = {plan.reldir: safe_dir(out, plan.reldir) for plan in plans}
     changed = []
+    kept: set[str] = set()  # files that already hold exactly what gen would write: linked, not rewritten
     for plan in plans:
         directory = directories[plan.reldir]
         if directory.exists() and not directory.is_dir():
             raise GeneratorError(f"{directory} exists and is not a directory")
         if directory.is_dir():
-            if not drift(directory, plan).paths():
+            found = drift(directory, plan)
+            if not found.paths():
                 continue
             clash = collisions(directory, plan)
             if clash:
                 raise GeneratorError(
                     f"{directory}: generated file(s) would overwrite files gen does not own: {', '.join(clash)}"
                 )
+            kept.update(f"{plan.reldir}/{rel}" for rel in _unchanged(directory, plan, found))
         elif plan.remove:
             continue
         changed.append(plan)
@@ -311,7 +332,7 @@ def write_all(out: Path, plans: list[DirPlan]) -> list[str]:
     for plan in changed:
         directory = directories[plan.reldir]
         owned = [*owned_files(directory), MANIFEST_FILE] if directory.is_dir() else []
-        replaced.update(f"{plan.reldir}/{rel}" for rel in owned)
+        replaced.update(f"{plan.reldir}/{rel}" for rel in owned if f"{plan.reldir}/{rel}" not in kept)
     try:
         staging.mkdir()
         if out.is_dir():
@@ -320,6 +341,7 @@ def write_all(out: Path, plans: list[DirPlan]) -> list[str]:
             (staging / plan.reldir / rel, data)
             for plan in changed
             for rel, data in sorted(plan.with_manifest().items())
+            if f"{plan.reldir}/{rel}" not in kept
         ]
         for parent in sorted({path.parent for path, _ in files}):
             parent.mkdir(parents=True, exist_ok=True)

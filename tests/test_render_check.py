@@ -48,6 +48,23 @@ def test_stale_owned_file_is_drift(gen, policy_copy: Path, tmp_path: Path) -> No
     assert run.code == 1 and "stale" in run.out
 
 
+def test_a_policy_change_rewrites_only_the_files_it_changes(gen, policy_copy: Path, tmp_path: Path) -> None:
+    out, fresh = tmp_path / "deploy", tmp_path / "fresh"
+    assert gen("render", policy_copy, "--out", out).code == 0
+    inodes = {p: p.stat().st_ino for p in out.rglob("*") if p.is_file()}
+    deployment = out / "lab/deletion-cost-lab/deployment-fresh-replica-service.yaml"
+    chmodded = out / "lab/deletion-cost-lab/deployment-cache-app.yaml"
+    chmodded.chmod(0o600)  # same bytes, but not as gen writes it
+    edit(policy_copy / "fresh-replica-service.yaml", "replicas: 3", "replicas: 4")
+
+    assert gen("render", policy_copy, "--out", out).code == 0
+    rewritten = {p for p, inode in inodes.items() if p.stat().st_ino != inode}
+    assert rewritten == {deployment, chmodded, out / "lab/.gen-manifest.json"}
+    assert "replicas: 4" in deployment.read_text() and chmodded.stat().st_mode & 0o777 == 0o644
+    assert gen("render", policy_copy, "--out", fresh).code == 0
+    assert tree(out) == tree(fresh)
+
+
 def test_collision_with_hand_written_file_is_an_error(gen, policy_copy: Path, tmp_path: Path) -> None:
     out = tmp_path / "deploy"
     (out / "lab/deletion-cost-lab").mkdir(parents=True)
