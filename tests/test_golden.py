@@ -38,3 +38,17 @@ def test_rendered_tree_matches_golden(gen, tmp_path: Path) -> None:
         if expected[k] != actual[k]
     ]
     assert not (missing or extra or diffs), f"missing: {missing}\nextra: {extra}\n" + "\n".join(diffs)
+
+
+def test_optional_templates_name_a_field_of_their_kind() -> None:
+    """A misspelt guard would silently drop an object from every render."""
+    import json
+
+    from generator import render, schemas
+
+    for kind, templates in render.TEMPLATES.items():
+        spec = json.loads((ROOT / "schemas" / schemas.policy_schema_file(kind)).read_text())["properties"]["spec"]
+        for template in templates:
+            field = render.WHEN_SPEC_HAS.get(template)
+            assert field is None or field in spec["properties"], (template, field)
+    assert set(render.WHEN_SPEC_HAS) <= {t for templates in render.TEMPLATES.values() for t in templates}
