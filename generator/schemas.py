@@ -164,9 +164,10 @@ def plain_copy(value: Any) -> Any:
 def apply_defaults(instance: Any, schema_name: str) -> Any:
     """A copy of instance with the schema's defaults filled in wherever a property is absent.
 
-    Call only on schema-valid instances; defaults are deep-copied so no two policies share them.
+    Call only on schema-valid instances; the instance is left as it is, and defaults are
+    deep-copied so no two policies share them.
     """
-    return _defaults_plan(schema_name).fill(plain_copy(instance))
+    return _defaults_plan(schema_name).filled(instance)
 
 
 @cache
@@ -203,25 +204,34 @@ class _Defaults:
                 self._props[key] = (default, plan)
         return self._props
 
-    def fill(self, instance: Any) -> Any:
+    def _additional(self) -> _Defaults | None:
+        extra = self._schema.get("additionalProperties")
+        if isinstance(extra, dict) and self._extra is None:
+            self._extra = _Defaults(extra, self._base)
+        return self._extra
+
+    def filled(self, instance: Any) -> Any:
+        """A copy of instance with defaults added: one walk that copies and fills (a copy
+        followed by a fill in place walked every policy twice)."""
         if isinstance(instance, dict):
             props = self._properties()
+            extra = self._additional()
+            out = {}
+            for key, value in instance.items():
+                known = props.get(key)
+                plan = known[1] if known is not None else extra
+                out[key] = plan.filled(value) if plan is not None else plain_copy(value)
             for key, (default, plan) in props.items():
-                if key not in instance and default is not _NO_DEFAULT:
-                    instance[key] = plain_copy(default)
-                if key in instance:
-                    instance[key] = plan.fill(instance[key])
-            extra = self._schema.get("additionalProperties")
-            if isinstance(extra, dict):
-                if self._extra is None:
-                    self._extra = _Defaults(extra, self._base)
-                for key in instance:
-                    if key not in props:
-                        instance[key] = self._extra.fill(instance[key])
-        elif isinstance(instance, list) and isinstance(self._schema.get("items"), dict):
+                if key not in out and default is not _NO_DEFAULT:
+                    out[key] = plan.filled(default)
+            return out
+        if isinstance(instance, list):
+            items = self._schema.get("items")
+            if not isinstance(items, dict):
+                return plain_copy(instance)
             if self._items is None:
-                self._items = _Defaults(self._schema["items"], self._base)
-            return [self._items.fill(item) for item in instance]
+                self._items = _Defaults(items, self._base)
+            return [self._items.filled(item) for item in instance]
         return instance
 
 

@@ -29,6 +29,14 @@ BAD = [
     ("wrong-type", SCHEDULER.replace("replicas", "x") + "  replicas: three\n", "policy-schema", 11),
     ("yes-as-bool-key", SCHEDULER + "  on: 1\n", "yaml-key-type", 11),
     ("non-finite", SCHEDULER + "  metrics:\n    alerts:\n      p95LatencySeconds: .inf\n", "policy-number", 13),
+    ("float-overflow", SCHEDULER + "  metrics:\n    alerts:\n      p95LatencySeconds: 1.0e+400\n", "policy-number", 13),
+    # a date beside the nan: the data is not JSON, so the fast finiteness check cannot vouch for it
+    (
+        "nan-beside-date",
+        SCHEDULER + "  since: 2001-12-14\n  metrics:\n    alerts:\n      p95LatencySeconds: .NaN\n",
+        "policy-number",
+        14,
+    ),
     ("bad-kind", SCHEDULER.replace("kind: Scheduler", "kind: Schedular"), "policy-kind", 2),
     ("bad-name", SCHEDULER.replace("name: custom-scheduler\n", "name: Custom_Scheduler\n", 1), "policy-schema", 4),
     (

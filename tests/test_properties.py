@@ -194,3 +194,27 @@ def test_mutated_bundled_policies_render_valid_manifests_or_located_findings(tmp
             check = validator(bundled) if bundled else k8s_validator("1.35", obj["apiVersion"], obj["kind"])
             assert check is not None, rel
             assert not list(check.iter_errors(obj)), (name, path, rel)
+
+
+def test_defaults_are_filled_into_a_copy_that_shares_nothing() -> None:
+    """Policies keep what was written (rules read it) beside the spec with defaults."""
+    import copy
+
+    from generator import schemas
+    from generator.load import load_documents
+
+    def containers(value: object) -> list[int]:
+        if isinstance(value, dict):
+            return [id(value), *(i for v in value.values() for i in containers(v))]
+        if isinstance(value, list):
+            return [id(value), *(i for v in value for i in containers(v))]
+        return []
+
+    docs, _ = load_documents([POLICIES])
+    for doc in docs:
+        written = copy.deepcopy(doc.data)
+        name = schemas.policy_schema_file(doc.data["kind"])
+        first, second = schemas.apply_defaults(doc.data, name), schemas.apply_defaults(doc.data, name)
+        assert doc.data == written and first == second
+        assert not set(containers(first)) & (set(containers(doc.data)) | set(containers(second)))
+        assert first["spec"].keys() >= written.get("spec", {}).keys()
