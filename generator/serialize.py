@@ -196,7 +196,9 @@ def yaml_scalar(value: Any) -> str:
     if isinstance(value, float):
         if not math.isfinite(value):
             raise ValueError("non-finite numbers cannot be rendered")
-        return repr(value)
+        text = repr(value)
+        # YAML 1.1 reads 1e-05 as a string: its floats need a dot (PyYAML writes 1.0e-05 too)
+        return text.replace("e", ".0e", 1) if "e" in text and "." not in text else text
     if isinstance(value, str):
         if _JSON_SAFE.match(value):
             return encode_basestring_ascii(value)  # what json.dumps writes for a str

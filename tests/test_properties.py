@@ -218,3 +218,29 @@ def test_defaults_are_filled_into_a_copy_that_shares_nothing() -> None:
         assert doc.data == written and first == second
         assert not set(containers(first)) & (set(containers(doc.data)) | set(containers(second)))
         assert first["spec"].keys() >= written.get("spec", {}).keys()
+
+
+def _typed(value: object) -> object:
+    """value with every scalar tagged by its type: 1, 1.0 and True compare equal, but must not pass for each other."""
+    if isinstance(value, dict):
+        return {k: _typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    return (type(value).__name__, value)
+
+
+template_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | nasty,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(nasty, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@SETTINGS
+@given(value=template_values)
+def test_template_values_parse_back_to_themselves(value: object) -> None:
+    """What a template writes for `{{ value }}` is read back as value, type included (1e-05 was read as a string)."""
+    from generator.load import parse_yaml
+    from generator.serialize import yaml_scalar
+
+    assert _typed(parse_yaml(f"v: {yaml_scalar(value)}\n")["v"]) == _typed(value)
