@@ -183,8 +183,31 @@ def dump_yaml_reference(obj: Any) -> str:
     return yaml.dump(obj, **_DUMP_OPTIONS)
 
 
+# Flow spellings of the strings met so far: templates write the same labels and names again
+# and again, and this lookup is most of what writing one costs.
+_FLOW_TEXT: dict[str, str] = {}
+
+
+def _flow_string(value: str) -> str:
+    text = _FLOW_TEXT.get(value)
+    if text is None:
+        if _JSON_SAFE.match(value):
+            text = encode_basestring_ascii(value)  # what json.dumps writes for a str
+        else:
+            text = yaml.dump(value, Dumper=_BaseDumper, default_style='"', allow_unicode=False, width=1 << 30)
+            text = text.removesuffix("\n...\n").rstrip("\n")
+        if len(_FLOW_TEXT) < 65536:
+            _FLOW_TEXT[value] = text
+    return text
+
+
 def yaml_scalar(value: Any) -> str:
     """A YAML flow encoding of value that parses back to exactly value (used by templates)."""
+    kind = type(value)
+    if kind is str:
+        return _flow_string(value)
+    if kind is dict:
+        return "{" + ", ".join([f"{_flow_string(str(k))}: {yaml_scalar(v)}" for k, v in value.items()]) + "}"
     if value is None:
         return "null"
     if value is True:
@@ -200,12 +223,9 @@ def yaml_scalar(value: Any) -> str:
         # YAML 1.1 reads 1e-05 as a string: its floats need a dot (PyYAML writes 1.0e-05 too)
         return text.replace("e", ".0e", 1) if "e" in text and "." not in text else text
     if isinstance(value, str):
-        if _JSON_SAFE.match(value):
-            return encode_basestring_ascii(value)  # what json.dumps writes for a str
-        text = yaml.dump(value, Dumper=_BaseDumper, default_style='"', allow_unicode=False, width=1 << 30)
-        return text.removesuffix("\n...\n").rstrip("\n")
+        return _flow_string(str(value))
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{yaml_scalar(str(k))}: {yaml_scalar(v)}" for k, v in value.items()) + "}"
+        return yaml_scalar(dict(value))
     if isinstance(value, list | tuple):
         return "[" + ", ".join(yaml_scalar(v) for v in value) + "]"
     raise TypeError(f"cannot render a value of type {type(value).__name__}")
