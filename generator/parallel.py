@@ -19,7 +19,7 @@ R = TypeVar("R")
 MIN_ITEMS = 400
 
 
-def _cpus() -> int:
+def cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
@@ -31,7 +31,7 @@ def workers(amount: int, most: int | None = None) -> int:
 
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
-    return max(1, min(_cpus(), most if most is not None else _cpus()))
+    return max(1, min(cpus(), most if most is not None else cpus()))
 
 
 def split(items: Sequence[T], parts: int) -> list[list[T]]:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from generator import parallel
 from generator.errors import GeneratorError
 from generator.targets import MANIFEST_FILE
 
@@ -237,14 +238,14 @@ def _carry_over(src: Path, dst: Path, replaced: set[str]) -> None:
         dirnames[:] = [d for d in dirnames if not (base / d).is_symlink()]
 
 
-def _write(item: tuple[Path, bytes], flush: bool = False) -> None:
-    path, data = item
-    with open(path, "wb") as fh:
-        fh.write(data)
-        os.fchmod(fh.fileno(), FILE_MODE)
-        if flush:
-            fh.flush()
-            os.fsync(fh.fileno())
+def _write_each(files: list[tuple[Path, bytes]], flush: bool = False) -> None:
+    for path, data in files:
+        with open(path, "wb") as fh:
+            fh.write(data)
+            os.fchmod(fh.fileno(), FILE_MODE)
+            if flush:
+                fh.flush()
+                os.fsync(fh.fileno())
 
 
 def _syncfs() -> Callable[[int], int] | None:
@@ -255,13 +256,16 @@ def _syncfs() -> Callable[[int], int] | None:
 def _write_files(files: list[tuple[Path, bytes]], staging: Path) -> None:
     """Write the staged files and make them durable before the swap can make them visible.
 
-    File creation releases the GIL, so threads overlap it. One syncfs then flushes them all:
-    the filesystem commits its journal once instead of once per file (a quarter of a cold
-    10,000-service render on ext4); without syncfs, each file is fsynced as it is written.
+    File creation releases the GIL, so one thread per CPU, each with a contiguous share (a few
+    directories), overlaps it where creating an inode is slow. A task per file cost more in
+    locks than it saved: 2,000 files took 0.2 s on tmpfs, against 0.05 s in one thread.
+    One syncfs then flushes them all: the filesystem commits its journal once instead of once
+    per file (a quarter of a cold 10,000-service render on ext4); without syncfs, each file is
+    fsynced as it is written.
     """
     syncfs = _syncfs()
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        list(pool.map(partial(_write, flush=syncfs is None), files))
+    with ThreadPoolExecutor(max_workers=parallel.cpus()) as pool:
+        list(pool.map(partial(_write_each, flush=syncfs is None), parallel.split(files, parallel.cpus())))
     if syncfs is None:
         return
     fd = os.open(staging, os.O_RDONLY)
