@@ -109,14 +109,24 @@ def owned_files(directory: Path) -> dict[str, str]:
 
 
 def _is_safe_rel(rel: str) -> bool:
-    parts = Path(rel).parts
-    return bool(parts) and not Path(rel).is_absolute() and ".." not in parts
+    """A path gen could have written: relative, plain names only (a manifest may be hand-edited)."""
+    return not {"", ".", ".."} & set(rel.split("/"))
 
 
 def _read(path: Path) -> bytes | None:
-    if path.is_symlink() or not path.is_file():
-        return None
-    return path.read_bytes()
+    """A regular file's bytes; None when there is none (missing, a symlink, a directory...).
+
+    One open and one fstat: three stats per file through pathlib were most of checking an
+    unchanged output for drift.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # NONBLOCK: a FIFO must not hang us
+    except OSError as err:
+        if err.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+            return None
+        raise
+    with open(fd, "rb") as fh:
+        return fh.read() if stat.S_ISREG(os.fstat(fd).st_mode) else None
 
 
 def collisions(directory: Path, plan: DirPlan) -> list[str]:
@@ -216,26 +226,35 @@ def _carry_over(src: Path, dst: Path, replaced: set[str]) -> None:
     """Hard-link every entry of src into dst except the files being replaced: hand-written files,
     symlinks and empty directories come through unchanged; directories are made only for what
     they will hold, so a directory emptied of gen's files disappears."""
-    for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
-        base = Path(dirpath)
-        rel_dir = base.relative_to(src)
-        if not dirnames and not filenames:
-            (dst / rel_dir).mkdir(parents=True, exist_ok=True)  # the user's own empty directory
-        for name in [*dirnames, *filenames]:
-            path = base / name
-            rel = (rel_dir / name).as_posix()
-            if rel in replaced or (path.is_dir() and not path.is_symlink()):
+    made: set[str] = set()
+
+    def place(rel_dir: str) -> str:
+        if rel_dir not in made:
+            os.makedirs(os.path.join(dst, rel_dir), exist_ok=True)
+            made.add(rel_dir)
+        return os.path.join(dst, rel_dir)
+
+    def visit(rel_dir: str) -> None:
+        with os.scandir(os.path.join(src, rel_dir)) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name)
+        if not entries:
+            place(rel_dir)  # the user's own empty directory
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if entry.is_dir(follow_symlinks=False):
+                visit(rel)
+            elif rel in replaced:
                 continue
-            target = dst / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if path.is_symlink():
-                os.symlink(os.readlink(path), target)
+            elif entry.is_symlink():
+                os.symlink(os.readlink(entry.path), os.path.join(place(rel_dir), entry.name))
             else:
+                target = os.path.join(place(rel_dir), entry.name)
                 try:
-                    os.link(path, target)
+                    os.link(entry.path, target, follow_symlinks=False)
                 except OSError:
-                    shutil.copy2(path, target)
-        dirnames[:] = [d for d in dirnames if not (base / d).is_symlink()]
+                    shutil.copy2(entry.path, target)
+
+    visit("")
 
 
 def _write_each(files: list[tuple[Path, bytes]], flush: bool = False) -> None:
@@ -288,7 +307,7 @@ def _unchanged(directory: Path, plan: DirPlan, found: Drift) -> list[str]:
     unchanged = []
     for rel in plan.with_manifest():
         if rel not in differ:
-            mode = (directory / rel).lstat().st_mode
+            mode = os.lstat(os.path.join(directory, rel)).st_mode
             if stat.S_ISREG(mode) and stat.S_IMODE(mode) == FILE_MODE:
                 unchanged.append(rel)
     return unchanged

@@ -65,6 +65,26 @@ def test_a_policy_change_rewrites_only_the_files_it_changes(gen, policy_copy: Pa
     assert tree(out) == tree(fresh)
 
 
+def test_a_hand_edited_manifest_cannot_reach_outside_its_directory(gen, policy_copy: Path, tmp_path: Path) -> None:
+    import json
+
+    out = tmp_path / "deploy"
+    assert gen("render", policy_copy, "--out", out).code == 0
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep\n")
+    manifest = out / "lab/.gen-manifest.json"
+    data = json.loads(manifest.read_text())
+    for rel in ("../../victim.txt", str(victim), "./../../victim.txt", "", "."):
+        data["files"][rel] = "0" * 64
+    manifest.write_text(json.dumps(data))
+    edit(policy_copy / "fresh-replica-service.yaml", "replicas: 3", "replicas: 4")
+
+    assert "victim" not in gen("render", policy_copy, "--out", out, "--check").out
+    assert gen("render", policy_copy, "--out", out).code == 0
+    assert victim.read_text() == "keep\n"
+    assert gen("render", policy_copy, "--out", out, "--check").code == 0
+
+
 def test_collision_with_hand_written_file_is_an_error(gen, policy_copy: Path, tmp_path: Path) -> None:
     out = tmp_path / "deploy"
     (out / "lab/deletion-cost-lab").mkdir(parents=True)
