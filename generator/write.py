@@ -129,16 +129,14 @@ def _read(path: Path) -> bytes | None:
         return fh.read() if stat.S_ISREG(os.fstat(fd).st_mode) else None
 
 
-def collisions(directory: Path, plan: DirPlan) -> list[str]:
-    """Generated paths that would overwrite a file gen does not own."""
+def collisions(directory: Path, wanted: dict[str, bytes]) -> list[str]:
+    """Generated paths (a plan's with_manifest()) that would overwrite a file gen does not own."""
     owned = owned_files(directory)
-    return sorted(
-        rel for rel in plan.with_manifest() if rel not in owned and rel != MANIFEST_FILE and (directory / rel).exists()
-    )
+    return sorted(rel for rel in wanted if rel not in owned and rel != MANIFEST_FILE and (directory / rel).exists())
 
 
-def drift(directory: Path, plan: DirPlan) -> Drift:
-    wanted = plan.with_manifest()
+def drift(directory: Path, wanted: dict[str, bytes]) -> Drift:
+    """How directory differs from wanted (a plan's with_manifest())."""
     result = Drift()
     for rel, data in sorted(wanted.items()):
         current = _read(directory / rel)
@@ -157,8 +155,7 @@ def _owned_with_manifest(directory: Path) -> list[str]:
     return [*owned, MANIFEST_FILE] if (directory / MANIFEST_FILE).is_file() else owned
 
 
-def unified_diff(directory: Path, plan: DirPlan, label: str) -> str:
-    wanted = plan.with_manifest()
+def unified_diff(directory: Path, wanted: dict[str, bytes], label: str) -> str:
     chunks: list[str] = []
     stale = [rel for rel in _owned_with_manifest(directory) if rel not in wanted]
     for rel in sorted({*wanted, *stale}):
@@ -296,7 +293,7 @@ def _write_files(files: list[tuple[Path, bytes]], staging: Path) -> None:
         os.close(fd)
 
 
-def _unchanged(directory: Path, plan: DirPlan, found: Drift) -> list[str]:
+def _unchanged(directory: Path, wanted: dict[str, bytes], found: Drift) -> list[str]:
     """Wanted files already on disk byte for byte, as gen writes them (mode included).
 
     They are hard-linked into the new tree instead of written again: a one-service change
@@ -305,7 +302,7 @@ def _unchanged(directory: Path, plan: DirPlan, found: Drift) -> list[str]:
     """
     differ = {*found.missing, *found.modified}
     unchanged = []
-    for rel in plan.with_manifest():
+    for rel in wanted:
         if rel not in differ:
             mode = os.lstat(os.path.join(directory, rel)).st_mode
             if stat.S_ISREG(mode) and stat.S_IMODE(mode) == FILE_MODE:
@@ -326,6 +323,7 @@ def write_all(out: Path, plans: list[DirPlan]) -> list[str]:
     """
     out = Path(os.path.abspath(out))
     directories = {plan.reldir: safe_dir(out, plan.reldir) for plan in plans}
+    wanted = {plan.reldir: plan.with_manifest() for plan in plans}  # hashed once, used four times
     changed = []
     kept: set[str] = set()  # files that already hold exactly what gen would write: linked, not rewritten
     for plan in plans:
@@ -333,15 +331,15 @@ def write_all(out: Path, plans: list[DirPlan]) -> list[str]:
         if directory.exists() and not directory.is_dir():
             raise GeneratorError(f"{directory} exists and is not a directory")
         if directory.is_dir():
-            found = drift(directory, plan)
+            found = drift(directory, wanted[plan.reldir])
             if not found.paths():
                 continue
-            clash = collisions(directory, plan)
+            clash = collisions(directory, wanted[plan.reldir])
             if clash:
                 raise GeneratorError(
                     f"{directory}: generated file(s) would overwrite files gen does not own: {', '.join(clash)}"
                 )
-            kept.update(f"{plan.reldir}/{rel}" for rel in _unchanged(directory, plan, found))
+            kept.update(f"{plan.reldir}/{rel}" for rel in _unchanged(directory, wanted[plan.reldir], found))
         elif plan.remove:
             continue
         changed.append(plan)
@@ -363,7 +361,7 @@ def write_all(out: Path, plans: list[DirPlan]) -> list[str]:
         files = [
             (staging / plan.reldir / rel, data)
             for plan in changed
-            for rel, data in sorted(plan.with_manifest().items())
+            for rel, data in sorted(wanted[plan.reldir].items())
             if f"{plan.reldir}/{rel}" not in kept
         ]
         for parent in sorted({path.parent for path, _ in files}):

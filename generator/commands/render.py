@@ -23,7 +23,9 @@ def run(policy_dir: Path, out: Path, targets: tuple[str, ...], check: bool, diff
     if check:
         return _check(out, plans, fmt, shown)
     if diff:
-        text = "".join(write.unified_diff(write.safe_dir(out, plan.reldir), plan, plan.reldir) for plan in plans)
+        text = "".join(
+            write.unified_diff(write.safe_dir(out, plan.reldir), plan.with_manifest(), plan.reldir) for plan in plans
+        )
         sys.stdout.write(text)
         return 0
     with write.output_lock(out):
@@ -43,7 +45,8 @@ def _check(out: Path, plans: list[write.DirPlan], fmt: str, warnings: list[Probl
     problems: list[Problem] = []
     for plan in plans:
         directory = write.safe_dir(out, plan.reldir)
-        for rel in write.collisions(directory, plan) if directory.is_dir() else []:
+        wanted = plan.with_manifest()
+        for rel in write.collisions(directory, wanted) if directory.is_dir() else []:
             problems.append(
                 Problem(
                     f"{out}/{plan.reldir}/{rel}",
@@ -54,7 +57,7 @@ def _check(out: Path, plans: list[write.DirPlan], fmt: str, warnings: list[Probl
                     "generated file would overwrite a file gen does not own",
                 )
             )
-        for rel, state in write.drift(directory, plan).paths():
+        for rel, state in write.drift(directory, wanted).paths():
             problems.append(
                 Problem(
                     f"{out}/{plan.reldir}/{rel}",
