@@ -22,7 +22,7 @@ import pytest
 from generator import pipeline, write
 from tests.conftest import edit, tree
 
-WATCHED = {"link", "symlink", "chmod", "rename", "open", "fsync", "rmtree", "copy2", "mkdir", "rmdir"}
+WATCHED = {"link", "symlink", "chmod", "rename", "open", "fsync", "rmtree", "copy2", "mkdir", "makedirs", "rmdir"}
 
 
 class Killed(BaseException):
