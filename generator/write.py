@@ -124,7 +124,7 @@ def _read(path: Path) -> bytes | None:
     except OSError as err:
         if err.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
             return None
-        raise
+        raise GeneratorError(f"cannot read {path}: {err.strerror}") from err
     with open(fd, "rb") as fh:
         return fh.read() if stat.S_ISREG(os.fstat(fd).st_mode) else None
 

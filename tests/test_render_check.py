@@ -85,6 +85,29 @@ def test_a_hand_edited_manifest_cannot_reach_outside_its_directory(gen, policy_c
     assert gen("render", policy_copy, "--out", out, "--check").code == 0
 
 
+def test_an_unreadable_output_file_is_a_gen_error(gen, policy_copy: Path, tmp_path: Path, monkeypatch) -> None:
+    import errno
+    import os
+
+    import pytest
+
+    from generator import write
+    from generator.errors import GeneratorError
+
+    out = tmp_path / "deploy"
+    assert gen("render", policy_copy, "--out", out).code == 0
+    real_open = os.open
+
+    def denied(path: str, *args: object) -> int:
+        if str(path).endswith("deployment-cache-app.yaml"):
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_open(path, *args)
+
+    monkeypatch.setattr(write.os, "open", denied)
+    with pytest.raises(GeneratorError, match=r"cannot read .*deployment-cache-app\.yaml: Permission denied"):
+        write.drift(out / "lab", {"deletion-cost-lab/deployment-cache-app.yaml": b""})
+
+
 def test_collision_with_hand_written_file_is_an_error(gen, policy_copy: Path, tmp_path: Path) -> None:
     out = tmp_path / "deploy"
     (out / "lab/deletion-cost-lab").mkdir(parents=True)
