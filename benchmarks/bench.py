@@ -53,7 +53,7 @@ def _tree_rss_kib(pid: int) -> int:
             for task in os.listdir(f"/proc/{pid}/task")
             for child in Path(f"/proc/{pid}/task/{task}/children").read_text().split()
         ]
-    except (OSError, StopIteration):
+    except OSError:
         return 0  # gone while we looked
     return rss + sum(_tree_rss_kib(child) for child in children)
 
