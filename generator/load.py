@@ -86,6 +86,11 @@ class Document:
     _text: str = field(default="", repr=False)
 
     @property
+    def text(self) -> str:
+        """The whole text of the file this document was read from."""
+        return self._text
+
+    @property
     def source(self) -> SourceMap:
         if self._source is None:
             self._source = _source_of(self._text, self.index)

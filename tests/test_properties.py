@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -244,3 +245,54 @@ def test_template_values_parse_back_to_themselves(value: object) -> None:
     from generator.serialize import yaml_scalar
 
     assert _typed(parse_yaml(f"v: {yaml_scalar(value)}\n")["v"]) == _typed(value)
+
+
+def _within_json_bound(text: str) -> None:
+    import json
+
+    from generator.validate_manifests import JSON_BYTES_PER_YAML_CHAR
+
+    docs, problems = load_text(text, "f.yaml")
+    assert not problems, problems
+    for doc in docs:
+        compact = json.dumps(doc.data, separators=(",", ":"), ensure_ascii=False, default=str)
+        assert len(compact.encode("utf-8")) <= len(text) * JSON_BYTES_PER_YAML_CHAR + 2, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{a,b,c,d,e,f,g,h}",  # bare keys: the densest nulls
+        "{" + ",".join(chr(0x1D400 + i) for i in range(40)) + "}",  # the same with 4-byte keys
+        "{" + ",".join(chr(0x4E00 + i) for i in range(40)) + "}",
+        "a:\nb:\nc:\n",
+        "-\n-\n-\n",
+        "[~,~,~,~]",
+        "[no,no,no,on]",
+        '["\\0\\0\\0\\e\\e\\a"]',
+        "[1.e+15,1.e+15,.5]",
+        "a: |\n\n\n\n\n\n x\n",
+        "[a\\b, c\"d, '\t\t']",
+        '{"",a}',
+    ],
+)
+def test_compact_json_bound_holds_for_dense_yaml(text: str) -> None:
+    """The size rules skip serializing an object whose YAML is small enough; these spellings
+    make the most JSON per YAML character (6 for `{X,Y}` with 4-byte keys)."""
+    _within_json_bound(text)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@SETTINGS
+@given(value=json_values, flow=st.sampled_from([True, False, None]), unicode=st.booleans())
+def test_compact_json_bound_holds_for_dumped_yaml(value: object, flow: bool | None, unicode: bool) -> None:
+    from generator.serialize import dump_yaml
+
+    _within_json_bound(yaml.safe_dump(value, default_flow_style=flow, allow_unicode=unicode, width=20))
+    _within_json_bound(dump_yaml(value))

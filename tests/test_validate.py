@@ -405,3 +405,31 @@ def test_parallel_validation_finds_what_serial_finds(tmp_path: Path, monkeypatch
     assert parallel.workers(len(INVALID)) > 1 or parallel.cpus() == 1
     assert validate_paths([tmp_path], "1.35") == serial
     assert {p.rule for p in serial} >= {rule for _, rule in INVALID.values()}
+
+
+def test_size_rule_counts_what_aliases_repeat(gen, tmp_path: Path) -> None:
+    """10 KB of YAML that expands to 400 KB: the size rule must measure the object, not the text."""
+    row = ", ".join(["x" * 1000] * 10)
+    text = f"apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  a: &row [{row}]\n"
+    text += "  b: [" + ", ".join(["*row"] * 40) + "]\n"
+    (tmp_path / "w.yaml").write_text(text)
+    assert " size-last-applied " in gen("validate", tmp_path).out
+
+
+def test_escaped_insecure_skip_verify_is_found(gen, tmp_path: Path) -> None:
+    text = (
+        "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: m\nspec:\n  selector: {}\n"
+        '  endpoints:\n  - port: https\n    tlsConfig: {"insecureSkip\\x56erify": true}\n'
+    )
+    (tmp_path / "m.yaml").write_text(text)
+    run = gen("validate", tmp_path)
+    assert run.code == 1 and "m.yaml:9:" in run.out and " insecure-tls " in run.out, run.out
+
+
+def test_timestamp_in_an_unchecked_kind_is_no_internal_error(gen, tmp_path: Path) -> None:
+    """A YAML date is no JSON value; the size rule measures it as the string the API server gets
+    (the note makes the text too long for the rule to skip measuring)."""
+    text = f"apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  when: 2020-01-01\n  note: {'x' * 50_000}\n"
+    (tmp_path / "w.yaml").write_text(text)
+    run = gen("validate", tmp_path)
+    assert run.code == 0 and "internal error" not in run.out and " k8s-unknown-kind " in run.out, run.out
