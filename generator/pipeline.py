@@ -145,7 +145,7 @@ def render(options: RenderOptions) -> RenderResult:
     result = RenderResult(problems)
     job = partial(_render_and_plan, out_name=options.out.name)
     processes = parallel.workers(sum(len(t.policies) for t in targets), most=len(targets))
-    outcomes = parallel.map_in_order(job, targets, processes)
+    outcomes = parallel.map_in_order(job, targets, processes, weight=lambda target: len(target.policies))
     for plans, found in outcomes:
         result.plans.extend(plans)
         result.problems.extend(found)

@@ -353,7 +353,7 @@ def validate_paths(paths: Iterable[FsPath], version: str, plugins: tuple[str, ..
     processes = parallel.workers(len(files))
     if processes > 1:
         _k8s_fast_registry(version)  # parsed once here, inherited by every worker
-    chunks = parallel.split(files, processes * 4) if processes > 1 else [files]
+    chunks = parallel.split(files, processes)
     job = partial(_validate_files, version=version, plugins=plugins)
     for found in parallel.map_in_order(job, chunks, processes):
         problems += found

@@ -29,10 +29,9 @@ def _load_and_build(files: list[tuple[Path, str]]) -> list[tuple[Policy | None, 
 def load_policies(paths: Iterable[Path]) -> tuple[list[Policy], list[Problem]]:
     """Stages 1 and 2a: files -> schema-valid policies with defaults (large sets in parallel)."""
     files, problems = yaml_files(paths)
-    chunks = parallel.split(files, parallel.workers(len(files)) * 4)
-    built = [
-        item for chunk in parallel.map_in_order(_load_and_build, chunks, parallel.workers(len(files))) for item in chunk
-    ]
+    processes = parallel.workers(len(files))
+    chunks = parallel.split(files, processes)
+    built = [item for chunk in parallel.map_in_order(_load_and_build, chunks, processes) for item in chunk]
     policies, found = unique_policies(built)
     return policies, problems + found
 
