@@ -132,6 +132,10 @@ def _environment(kind: str) -> jinja2.Environment:
         autoescape=False,
         finalize=finalize,
     )
+    # Jinja's default globals (range, dict, cycler, joiner, namespace, lipsum) are unused:
+    # templates see their context and four pure filters, nothing else. Each render also
+    # copied them into its context, about 7 us per object.
+    env.globals.clear()
     env.filters["promql_string"] = _promql_string
     env.filters["label_matcher"] = _label_matcher
     env.filters["sha256"] = _sha256

@@ -435,6 +435,8 @@ def test_render_rules(gen, policy_copy: Path, tmp_path: Path) -> None:
     [
         ("{% if %}", "template-syntax"),
         ("{{ missing.value }}", "template-render"),
+        ("{{ range(3) | list }}", "template-render"),  # no globals: Jinja's defaults are removed
+        ("{{ namespace(a=1).a }}", "template-render"),
         ("a: {{ 1 }}\n  b: [", "template-output"),
     ],
 )
