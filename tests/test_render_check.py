@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import edit, tree
 
 
@@ -200,6 +202,20 @@ def test_staged_files_are_flushed_before_the_swap(gen, policy_copy: Path, tmp_pa
     assert run.code == 2 and "gen: error: could not write" in run.err and "internal error" not in run.err
     assert tree(out) == expected
     assert not list(out.parent.glob(".gen-staging-*"))
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o000])
+def test_output_files_are_0644_whatever_the_umask(gen, policy_copy: Path, tmp_path: Path, umask: int) -> None:
+    """gen decides its files' mode (and finds them unchanged by it): reviewers and Argo CD read them."""
+    import os
+
+    previous = os.umask(umask)
+    try:
+        assert gen("render", policy_copy, "--out", tmp_path / "deploy").code == 0
+    finally:
+        os.umask(previous)
+    modes = {p.stat().st_mode & 0o777 for p in (tmp_path / "deploy").rglob("*") if p.is_file()}
+    assert modes == {0o644}
 
 
 def test_render_only_one_target(gen, policy_copy: Path, tmp_path: Path) -> None:
