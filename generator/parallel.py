@@ -10,7 +10,6 @@ the work is small, everything runs in this process.
 from __future__ import annotations
 
 import os
-import pickle
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -63,6 +62,8 @@ class WorkerDied(RuntimeError):
 
 def _fork(fn: Callable[[T], R], items: Sequence[T], share: list[int]) -> tuple[int, int]:
     """A child computing fn over items[share]; returns its pid and the pipe its results come on."""
+    import pickle  # here, not at the top: `gen lint` of one file never forks
+
     read_end, write_end = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -89,6 +90,8 @@ def _fork(fn: Callable[[T], R], items: Sequence[T], share: list[int]) -> tuple[i
 
 
 def _collect(pid: int, read_end: int) -> list[Any]:
+    import pickle
+
     try:
         with open(read_end, "rb") as pipe:
             data = pipe.read()  # before waiting: a child blocks on a full pipe until it is read
