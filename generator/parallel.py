@@ -126,9 +126,11 @@ def map_in_order(
         shares = split(range(len(items)), min(processes, len(items)))
     else:
         shares = _shares([weight(item) for item in items], processes)
-    children = [(share, *_fork(fn, items, share)) for share in shares[1:]]
+    children: list[tuple[list[int], int, int]] = []
     results: list[Any] = [None] * len(items)
     try:
+        for share in shares[1:]:  # inside the try: a fork that fails still stops the ones before it
+            children.append((share, *_fork(fn, items, share)))
         for index in shares[0]:
             results[index] = fn(items[index])
         while children:

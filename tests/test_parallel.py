@@ -92,3 +92,18 @@ def test_failing_here_stops_and_reaps_the_children() -> None:
     with pytest.raises(GeneratorError, match="this process failed"):
         parallel.map_in_order(_fail_here, list(range(10)), 3)
     assert _no_children_left()
+
+
+def test_a_failed_fork_stops_the_children_already_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_fork, forks = os.fork, []
+
+    def fork_once() -> int:
+        if forks:
+            raise BlockingIOError("fork: resource temporarily unavailable")
+        forks.append(1)
+        return real_fork()
+
+    monkeypatch.setattr(os, "fork", fork_once)
+    with pytest.raises(BlockingIOError):
+        parallel.map_in_order(_square_with_pid, list(range(9)), 3)
+    assert _no_children_left()
