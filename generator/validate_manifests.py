@@ -325,17 +325,13 @@ def _check_size(obj: dict[str, Any], kind: str, text: str | None) -> Iterator[Fi
         )
 
 
-def _validate_files(files: list[tuple[FsPath, str]], version: str, plugins: tuple[str, ...]) -> list[Problem]:
-    validator = ManifestValidator(version, plugins)
-    problems: list[Problem] = []
-    for path, name in files:
-        docs, found = load_file(path, name)
-        problems += found
-        for doc in docs:
-            problems += [
-                doc.problem(f.path, f.rule, f.message, severity=f.severity, hint=f.hint)
-                for f in validator.validate(doc.data, doc.text)
-            ]
+def _validate_file(file: tuple[FsPath, str], validator: ManifestValidator) -> list[Problem]:
+    docs, problems = load_file(*file)
+    for doc in docs:
+        problems += [
+            doc.problem(f.path, f.rule, f.message, severity=f.severity, hint=f.hint)
+            for f in validator.validate(doc.data, doc.text)
+        ]
     return problems
 
 
@@ -353,8 +349,7 @@ def validate_paths(paths: Iterable[FsPath], version: str, plugins: tuple[str, ..
     processes = parallel.workers(len(files))
     if processes > 1:
         _k8s_fast_registry(version)  # parsed once here, inherited by every worker
-    chunks = parallel.split(files, processes)
-    job = partial(_validate_files, version=version, plugins=plugins)
-    for found in parallel.map_in_order(job, chunks, processes):
+    job = partial(_validate_file, validator=ManifestValidator(version, plugins))
+    for found in parallel.map_in_order(job, files, processes):
         problems += found
     return problems

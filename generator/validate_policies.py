@@ -17,21 +17,16 @@ from generator.problems import Problem, has_errors
 from generator.targets import Target, resolve_targets
 
 
-def _load_and_build(files: list[tuple[Path, str]]) -> list[tuple[Policy | None, list[Problem]]]:
-    built: list[tuple[Policy | None, list[Problem]]] = []
-    for path, name in files:
-        docs, problems = load_file(path, name)
-        built.append((None, problems))
-        built.extend(build_policy(doc) for doc in docs)
-    return built
+def _load_and_build(file: tuple[Path, str]) -> list[tuple[Policy | None, list[Problem]]]:
+    docs, problems = load_file(*file)
+    return [(None, problems), *(build_policy(doc) for doc in docs)]
 
 
 def load_policies(paths: Iterable[Path]) -> tuple[list[Policy], list[Problem]]:
     """Stages 1 and 2a: files -> schema-valid policies with defaults (large sets in parallel)."""
     files, problems = yaml_files(paths)
     processes = parallel.workers(len(files))
-    chunks = parallel.split(files, processes)
-    built = [item for chunk in parallel.map_in_order(_load_and_build, chunks, processes) for item in chunk]
+    built = [item for found in parallel.map_in_order(_load_and_build, files, processes) for item in found]
     policies, found = unique_policies(built)
     return policies, problems + found
 
