@@ -254,7 +254,7 @@ def _carry_over(src: Path, dst: Path, replaced: set[str]) -> None:
     visit("")
 
 
-def _write_each(files: list[tuple[Path, bytes]], chmod: bool, flush: bool) -> None:
+def _write_each(files: list[tuple[str, bytes]], chmod: bool, flush: bool) -> None:
     """Plain os calls: Python's file objects cost about as much again on a RAM disk."""
     for path, data in files:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)  # never through a link
@@ -282,7 +282,7 @@ def _syncfs() -> Callable[[int], int] | None:
     return _libc("syncfs")
 
 
-def _write_files(files: list[tuple[Path, bytes]], staging: Path) -> None:
+def _write_files(files: list[tuple[str, bytes]], staging: Path) -> None:
     """Write the staged files and make them durable before the swap can make them visible.
 
     File creation releases the GIL, so one thread per CPU, each with a contiguous share (a few
@@ -372,14 +372,15 @@ def write_all(out: Path, plans: list[DirPlan]) -> list[str]:
         staging.mkdir()
         if out.is_dir():
             _carry_over(out, staging, replaced)
+        # plain strings: a Path per file costs more than writing it on a RAM disk
         files = [
-            (staging / plan.reldir / rel, data)
+            (os.path.join(staging, plan.reldir, rel), data)
             for plan in changed
             for rel, data in sorted(wanted[plan.reldir].items())
             if f"{plan.reldir}/{rel}" not in kept
         ]
-        for parent in sorted({path.parent for path, _ in files}):
-            parent.mkdir(parents=True, exist_ok=True)
+        for parent in sorted({os.path.dirname(path) for path, _ in files}):
+            os.makedirs(parent, exist_ok=True)
         _write_files(files, staging)
         _swap_in(staging, out)
     except BaseException as err:
