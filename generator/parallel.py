@@ -1,10 +1,12 @@
 """Fan independent work out over forked processes when there is enough of it to pay.
 
-This process takes the first share of the work itself and forks one child per other share.
-Children inherit everything already in memory (compiled schemas, templates, the items), so
-nothing is sent to them; each sends its results back once, pickled, and this process puts
-them in input order, so output never depends on scheduling. Where fork is not available, or
-the work is small, everything runs in this process.
+This process forks one child per extra process, then works alongside them. Every process
+takes its next batch of items from one shared queue (a pipe of batch numbers, filled before
+the fork), so a process that starts late or meets slow items simply takes fewer. Children
+inherit everything already in memory (compiled schemas, templates, the items), so nothing is
+sent to them; each sends its results back once, pickled, and this process puts them in input
+order, so output never depends on scheduling. Where fork is not available, or the work is
+small, everything runs in this process.
 """
 
 from __future__ import annotations
@@ -20,6 +22,12 @@ R = TypeVar("R")
 
 # Below this many policies a child process (fork, pickling results) costs more than it saves.
 MIN_ITEMS = 400
+# Batches per process: enough that the last ones even out the finish, few enough that taking
+# one (a 4-byte read) costs nothing next to its work.
+BATCHES_PER_PROCESS = 16
+_RECORD = 4  # bytes per batch number in the queue
+# At most one page of batch numbers: the least a pipe ever holds, so filling it never blocks.
+MAX_BATCHES = 4096 // _RECORD
 
 
 def cpus() -> int:
@@ -44,24 +52,32 @@ def split(items: Sequence[T], parts: int) -> list[list[T]]:
     return chunks
 
 
-def _shares(weights: Sequence[int], parts: int) -> list[list[int]]:
-    """Indices per process, the heaviest item first to the least loaded share (each share in
-    input order)."""
-    shares: list[list[int]] = [[] for _ in range(parts)]
-    loads = [0] * parts
-    for index in sorted(range(len(weights)), key=lambda i: (-weights[i], i)):
-        lightest = loads.index(min(loads))
-        shares[lightest].append(index)
-        loads[lightest] += weights[index]
-    return [sorted(share) for share in shares if share]
+def batches(count: int, processes: int, weights: Sequence[int] | None = None) -> list[list[int]]:
+    """The queue's batches of item indices, in the order they are taken.
+
+    Weighted items (few and uneven, like targets) go one per batch, heaviest first, so the
+    last to start is a light one; others go in contiguous runs of about equal length.
+    """
+    if weights is not None and count <= MAX_BATCHES:
+        return [[i] for i in sorted(range(count), key=lambda i: (-weights[i], i))]
+    return split(range(count), min(count, processes * BATCHES_PER_PROCESS, MAX_BATCHES))
 
 
 class WorkerDied(RuntimeError):
     """A child ended without sending its results (killed, or out of memory)."""
 
 
-def _fork(fn: Callable[[T], R], items: Sequence[T], share: list[int]) -> tuple[int, int]:
-    """A child computing fn over items[share]; returns its pid and the pipe its results come on."""
+def _work(fn: Callable[[T], R], items: Sequence[T], queue: int, plan: list[list[int]]) -> list[tuple[int, R]]:
+    """Take batches from the queue until it is empty; results paired with their item's index."""
+    done = []
+    while record := os.read(queue, _RECORD):
+        for index in plan[int.from_bytes(record, "little")]:
+            done.append((index, fn(items[index])))
+    return done
+
+
+def _fork(fn: Callable[[T], R], items: Sequence[T], queue: int, plan: list[list[int]]) -> tuple[int, int]:
+    """A child working through the queue; returns its pid and the pipe its results come on."""
     import pickle  # here, not at the top: `gen lint` of one file never forks
 
     read_end, write_end = os.pipe()
@@ -75,7 +91,7 @@ def _fork(fn: Callable[[T], R], items: Sequence[T], share: list[int]) -> tuple[i
     status = 0
     try:
         try:
-            outcome: tuple[bool, Any] = (True, [fn(items[i]) for i in share])
+            outcome: tuple[bool, Any] = (True, _work(fn, items, queue, plan))
         except BaseException as err:  # the parent re-raises it
             outcome, status = (False, err), 1
         try:
@@ -112,33 +128,55 @@ def _describe(status: int) -> str:
     return f"exit code {os.waitstatus_to_exitcode(status)}"
 
 
+def _queue(count: int) -> int:
+    """A pipe holding the batch numbers 0..count-1; the read end (every process takes from it)."""
+    read_end, write_end = os.pipe()
+    try:
+        data = b"".join(n.to_bytes(_RECORD, "little") for n in range(count))
+        view = memoryview(data)
+        while view:  # at most MAX_BATCHES records: never blocks
+            view = view[os.write(write_end, view) :]
+    except BaseException:
+        os.close(read_end)
+        raise
+    finally:
+        os.close(write_end)  # readers see the end of the queue once it is empty
+    return read_end
+
+
 def map_in_order(
-    fn: Callable[[T], R], items: Sequence[T], processes: int, weight: Callable[[T], int] | None = None
+    fn: Callable[[T], R],
+    items: Sequence[T],
+    processes: int,
+    weight: Callable[[T], int] | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> list[R]:
     """[fn(item) for item in items], over up to `processes` processes.
 
-    Without weight, each process takes a contiguous share of about equal length; with it, shares
-    of about equal total weight.
+    `weight` marks few, uneven items (taken heaviest first). `meanwhile` is preparation for a
+    later stage that pays only when it overlaps other work: this process does it while the
+    children start on the items, and joins them after; it is skipped when nothing is forked.
     """
     if processes <= 1 or len(items) <= 1:
         return [fn(item) for item in items]
-    if weight is None:
-        shares = split(range(len(items)), min(processes, len(items)))
-    else:
-        shares = _shares([weight(item) for item in items], processes)
-    children: list[tuple[list[int], int, int]] = []
+    plan = batches(len(items), processes, None if weight is None else [weight(item) for item in items])
+    queue = _queue(len(plan))
+    children: list[tuple[int, int]] = []
     results: list[Any] = [None] * len(items)
     try:
-        for share in shares[1:]:  # inside the try: a fork that fails still stops the ones before it
-            children.append((share, *_fork(fn, items, share)))
-        for index in shares[0]:
-            results[index] = fn(items[index])
+        for _ in range(processes - 1):  # inside the try: a fork that fails still stops the ones before it
+            children.append(_fork(fn, items, queue, plan))
+        if meanwhile is not None:
+            meanwhile()
+        for index, value in _work(fn, items, queue, plan):
+            results[index] = value
         while children:
-            share, pid, read_end = children.pop(0)
-            for index, value in zip(share, _collect(pid, read_end), strict=True):
+            pid, read_end = children.pop(0)
+            for index, value in _collect(pid, read_end):
                 results[index] = value
     finally:
-        for _, pid, read_end in children:  # something failed before their results were read
+        os.close(queue)
+        for pid, read_end in children:  # something failed before their results were read
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             os.close(read_end)

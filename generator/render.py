@@ -259,6 +259,14 @@ WHEN_SPEC_HAS: dict[str, str] = {
 }
 
 
+def compile_templates(kinds: tuple[str, ...]) -> None:
+    """Compile the templates of these policy kinds now rather than on first use, so processes
+    forked later inherit them."""
+    for kind in kinds:
+        for template in TEMPLATES[kind]:
+            _environment("json" if template.endswith(".json.j2") else "yaml").get_template(template)
+
+
 def _finish(obj: dict[str, Any], target: Target) -> dict[str, Any]:
     meta = obj.setdefault("metadata", {})
     meta["labels"] = {**target.common_labels, **(meta.get("labels") or {}), **MANAGED_BY}

@@ -89,6 +89,11 @@ def _k8s_fast_registry(version: str) -> jsonschema_rs.Registry:
     return jsonschema_rs.Registry([(K8S_BASE + "_definitions.json", definitions)])
 
 
+def load_kubernetes_schemas(version: str) -> None:
+    """Parse the version's shared schema definitions now, so processes forked later inherit them."""
+    _k8s_fast_registry(version)
+
+
 def _schema_file_name(api_version: str, kind: str) -> str:
     group_version = api_version.split("/")
     if len(group_version) == 2:
@@ -348,7 +353,7 @@ def validate_paths(paths: Iterable[FsPath], version: str, plugins: tuple[str, ..
     files = [(path, name) for path, name in files if not _is_fragment(path)]
     processes = parallel.workers(len(files))
     if processes > 1:
-        _k8s_fast_registry(version)  # parsed once here, inherited by every worker
+        load_kubernetes_schemas(version)  # parsed once here, inherited by every worker
     job = partial(_validate_file, validator=ManifestValidator(version, plugins))
     for found in parallel.map_in_order(job, files, processes):
         problems += found

@@ -6,7 +6,7 @@ the pre-commit path stays fast.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from generator import parallel, rules
@@ -22,11 +22,15 @@ def _load_and_build(file: tuple[Path, str]) -> list[tuple[Policy | None, list[Pr
     return [(None, problems), *(build_policy(doc) for doc in docs)]
 
 
-def load_policies(paths: Iterable[Path]) -> tuple[list[Policy], list[Problem]]:
-    """Stages 1 and 2a: files -> schema-valid policies with defaults (large sets in parallel)."""
+def load_policies(
+    paths: Iterable[Path], meanwhile: Callable[[], object] | None = None
+) -> tuple[list[Policy], list[Problem]]:
+    """Stages 1 and 2a: files -> schema-valid policies with defaults (large sets in parallel,
+    with `meanwhile` done here while worker processes load)."""
     files, problems = yaml_files(paths)
     processes = parallel.workers(len(files))
-    built = [item for found in parallel.map_in_order(_load_and_build, files, processes) for item in found]
+    loaded = parallel.map_in_order(_load_and_build, files, processes, meanwhile=meanwhile)
+    built = [item for found in loaded for item in found]
     policies, found = unique_policies(built)
     return policies, problems + found
 

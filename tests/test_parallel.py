@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 import pytest
 
@@ -14,24 +15,43 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 
 
 def _square_with_pid(n: int) -> tuple[int, int]:
+    time.sleep(0.002)  # long enough that every process gets to take some batches
     return n * n, os.getpid()
 
 
 def test_results_keep_input_order_across_processes() -> None:
-    items = list(range(23))
+    items = list(range(60))
     results = parallel.map_in_order(_square_with_pid, items, 3)
     assert [value for value, _ in results] == [n * n for n in items]
     assert len({pid for _, pid in results}) == 3 and os.getpid() in {pid for _, pid in results}
 
 
-def test_weighted_shares_balance_and_keep_order() -> None:
-    weights = [50, 1, 1, 1, 48, 1]
-    shares = parallel._shares(weights, 2)
-    assert sorted(i for share in shares for i in share) == list(range(6))
-    assert sorted(sum(weights[i] for i in share) for share in shares) == [51, 51]
-    assert all(share == sorted(share) for share in shares)
+def test_weighted_items_are_taken_heaviest_first_and_kept_in_order() -> None:
+    weights = [5, 50, 1, 48, 1]
+    assert parallel.batches(5, 2, weights) == [[1], [3], [0], [2], [4]]
     results = parallel.map_in_order(_square_with_pid, weights, 2, weight=lambda w: w)
     assert [value for value, _ in results] == [w * w for w in weights]
+
+
+def test_batches_cover_every_item_once_and_fit_one_pipe_page() -> None:
+    for count in (2, 31, 1000, 100_000):
+        plan = parallel.batches(count, 2)
+        assert [i for batch in plan for i in batch] == list(range(count))
+        assert len(plan) <= parallel.MAX_BATCHES and all(plan)
+    assert len(parallel.batches(5000, 2, [1] * 5000)) <= parallel.MAX_BATCHES
+
+
+def test_work_done_first_here_leaves_the_items_to_the_children() -> None:
+    """What this process prepares for a later stage runs while the children take the queue."""
+    results = parallel.map_in_order(_square_with_pid, list(range(20)), 2, meanwhile=lambda: time.sleep(0.5))
+    assert [value for value, _ in results] == [n * n for n in range(20)]
+    assert os.getpid() not in {pid for _, pid in results}
+
+
+def test_preparation_is_skipped_when_nothing_is_forked() -> None:
+    prepared: list[int] = []
+    assert parallel.map_in_order(abs, [-1, 2], 1, meanwhile=lambda: prepared.append(1)) == [1, 2]
+    assert prepared == []
 
 
 def _fail_in_child(n: int) -> int:
@@ -57,6 +77,11 @@ def _unpicklable_in_child(n: int) -> int:
 PARENT = os.getpid()
 
 
+def _busy() -> None:
+    """Keeps this process away from the queue until a child has taken every item."""
+    time.sleep(0.5)
+
+
 def _no_children_left() -> bool:
     try:
         os.waitpid(-1, os.WNOHANG)
@@ -67,30 +92,28 @@ def _no_children_left() -> bool:
 
 def test_a_childs_exception_is_raised_here() -> None:
     with pytest.raises(GeneratorError, match="item 9 is broken"):
-        parallel.map_in_order(_fail_in_child, list(range(10)), 2)
+        parallel.map_in_order(_fail_in_child, list(range(10)), 2, meanwhile=_busy)
     assert _no_children_left()
 
 
 def test_a_killed_child_is_reported_not_ignored() -> None:
     with pytest.raises(parallel.WorkerDied, match="SIGKILL"):
-        parallel.map_in_order(_die_in_child, list(range(10)), 2)
+        parallel.map_in_order(_die_in_child, list(range(10)), 2, meanwhile=_busy)
     assert _no_children_left()
 
 
 def test_an_exception_that_does_not_pickle_arrives_as_text() -> None:
     with pytest.raises(RuntimeError, match="ValueError"):
-        parallel.map_in_order(_unpicklable_in_child, list(range(10)), 2)
+        parallel.map_in_order(_unpicklable_in_child, list(range(10)), 2, meanwhile=_busy)
 
 
-def _fail_here(n: int) -> int:
-    if os.getpid() == PARENT:
-        raise GeneratorError("this process failed")
-    return n
+def _fail_here() -> None:
+    raise GeneratorError("this process failed")
 
 
 def test_failing_here_stops_and_reaps_the_children() -> None:
     with pytest.raises(GeneratorError, match="this process failed"):
-        parallel.map_in_order(_fail_here, list(range(10)), 3)
+        parallel.map_in_order(_square_with_pid, list(range(10)), 3, meanwhile=_fail_here)
     assert _no_children_left()
 
 
