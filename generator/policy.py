@@ -7,7 +7,6 @@ did-you-mean hint for unknown fields and a YAML 1.1 hint where the parser change
 from __future__ import annotations
 
 import difflib
-import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -85,14 +84,14 @@ def _schema_problem(doc: Document, err: jsonschema.ValidationError) -> Problem:
     return doc.problem(path, "policy-schema", err.message, hint=hint)
 
 
-def _all_finite(data: Any) -> bool:
-    """True when data surely holds no inf or nan: the C JSON encoder refuses them, and it is
-    several times faster than walking the tree in Python (which finds where they are)."""
-    try:
-        json.dumps(data, allow_nan=False)
-    except (ValueError, TypeError):  # non-finite, or a value JSON cannot hold (dates): walk
-        return False
-    return True
+def _all_finite(value: Any) -> bool:
+    """True when value holds no inf or nan: a plain walk, several times cheaper than the one
+    that says where they are (and than the C JSON encoder, which builds the whole text)."""
+    if isinstance(value, dict):
+        value = value.values()
+    elif not isinstance(value, list):
+        return not isinstance(value, float) or math.isfinite(value)
+    return all(map(_all_finite, value))
 
 
 def _non_finite(value: Any, path: tuple[str | int, ...]) -> Iterable[tuple[str | int, ...]]:

@@ -185,15 +185,16 @@ class _Defaults:
     cost nothing and a thousand policies of one kind resolve each $ref once.
     """
 
-    __slots__ = ("_base", "_extra", "_items", "_props", "_schema")
+    __slots__ = ("_base", "_defaulted", "_extra", "_items", "_props", "_schema")
 
     def __init__(self, schema: Any, base: str) -> None:
         self._schema, self._base = _resolve(schema, base) if isinstance(schema, dict) else ({}, base)
-        self._props: dict[str, tuple[Any, _Defaults]] | None = None
+        self._props: dict[str, _Defaults] | None = None
+        self._defaulted: list[tuple[str, Any, _Defaults]] = []  # the properties that have a default
         self._extra: _Defaults | None = None
         self._items: _Defaults | None = None
 
-    def _properties(self) -> dict[str, tuple[Any, _Defaults]]:
+    def _properties(self) -> dict[str, _Defaults]:
         if self._props is None:
             self._props = {}
             for key, sub in self._schema.get("properties", {}).items():
@@ -201,28 +202,26 @@ class _Defaults:
                 default = plan._schema.get(
                     "default", sub.get("default", _NO_DEFAULT) if isinstance(sub, dict) else _NO_DEFAULT
                 )
-                self._props[key] = (default, plan)
+                self._props[key] = plan
+                if default is not _NO_DEFAULT:
+                    self._defaulted.append((key, default, plan))
+            extra = self._schema.get("additionalProperties")
+            if isinstance(extra, dict):
+                self._extra = _Defaults(extra, self._base)
         return self._props
-
-    def _additional(self) -> _Defaults | None:
-        extra = self._schema.get("additionalProperties")
-        if isinstance(extra, dict) and self._extra is None:
-            self._extra = _Defaults(extra, self._base)
-        return self._extra
 
     def filled(self, instance: Any) -> Any:
         """A copy of instance with defaults added: one walk that copies and fills (a copy
         followed by a fill in place walked every policy twice)."""
         if isinstance(instance, dict):
             props = self._properties()
-            extra = self._additional()
+            extra = self._extra
             out = {}
             for key, value in instance.items():
-                known = props.get(key)
-                plan = known[1] if known is not None else extra
+                plan = props.get(key, extra)
                 out[key] = plan.filled(value) if plan is not None else plain_copy(value)
-            for key, (default, plan) in props.items():
-                if key not in out and default is not _NO_DEFAULT:
+            for key, default, plan in self._defaulted:
+                if key not in out:
                     out[key] = plan.filled(default)
             return out
         if isinstance(instance, list):
