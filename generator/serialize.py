@@ -72,6 +72,11 @@ _JSON_SAFE = re.compile(r"[ -~\t\n\r]*\Z")
 _SIMPLE_KEY_MAX = 128  # libyaml writes keys of more UTF-8 bytes as "? key"
 
 
+try:
+    from gen_yaml_accel import block_yaml as _accel_block
+except ImportError:  # not built, or built before it had the writer: _block lays out the lines
+    _accel_block = None
+
 # Strings PyYAML writes plain whenever YAML 1.1 would read them back as strings (tests check
 # this against PyYAML); everything else is spelled by PyYAML itself.
 _PLAIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9._/-]*(?::[A-Za-z0-9._/-]+)*\Z")
@@ -130,6 +135,24 @@ def _string(value: str, key: bool) -> str:
     return text
 
 
+def _key_text(key: Any) -> str:
+    return _string(key, True) if type(key) is str else _scalar(key, True)
+
+
+def _value_text(item: Any) -> str:
+    if type(item) is str:
+        return _string(item, False)
+    text = _scalar(item)
+    if type(item) is int and len(_INT_TEXT) < 65536:
+        _INT_TEXT[item] = text
+    return text
+
+
+# Spellings of integer values met so far (never bools: True == 1), and of the constants.
+_INT_TEXT: dict[int, str] = {}
+_CONSTANTS = (_scalar(True), _scalar(False), _scalar(None))
+
+
 def _inline(item: Any) -> str:
     """A value on its key's or dash's line: a scalar, or an empty mapping or sequence."""
     if type(item) is str:
@@ -170,13 +193,20 @@ def dump_yaml(obj: Any) -> str:
     other types) goes through PyYAML itself, which stays the reference (tests compare both).
     """
     if isinstance(obj, dict | list) and obj:
-        out: list[str] = []
         try:
-            _block(obj, 0, out)
-            return "\n".join(out) + "\n"
+            if _accel_block is not None:  # the same lines, laid out in C (native/, optional)
+                text: str = _accel_block(obj, _KEY_TEXT, _VALUE_TEXT, _INT_TEXT, _CONSTANTS, _key_text, _value_text)
+                return text
+            return _block_text(obj)
         except _NeedsFullDumper:
             pass
     return dump_yaml_reference(obj)
+
+
+def _block_text(obj: dict[Any, Any] | list[Any]) -> str:
+    out: list[str] = []
+    _block(obj, 0, out)
+    return "\n".join(out) + "\n"
 
 
 def dump_yaml_reference(obj: Any) -> str:

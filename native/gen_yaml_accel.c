@@ -9,6 +9,10 @@
  * and reports. Plain scalars whose first character could start a non-string (YAML 1.1's
  * implicit resolvers are keyed by first character) are resolved by the Python callback gen
  * registers, so types follow the same code on both paths.
+ *
+ * block_yaml is the writing side: generator.serialize._block's lines, built in one buffer.
+ * Scalars are spelled by gen (its tables of spellings met so far, then its callbacks), so
+ * the C side decides only layout, never how a value is quoted.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -220,6 +224,199 @@ static PyObject *simple_documents(PyObject *module, PyObject *text) {
     Py_RETURN_NONE;
 }
 
+typedef struct {
+    char *data;
+    Py_ssize_t size, capacity;
+} Buffer;
+
+/* Returns 0, or -1 with MemoryError set. */
+static int buffer_reserve(Buffer *buffer, Py_ssize_t extra) {
+    if (buffer->size + extra <= buffer->capacity)
+        return 0;
+    Py_ssize_t capacity = buffer->capacity ? buffer->capacity : 4096;
+    while (capacity < buffer->size + extra)
+        capacity *= 2;
+    char *data = PyMem_Realloc(buffer->data, (size_t)capacity);
+    if (data == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    buffer->data = data;
+    buffer->capacity = capacity;
+    return 0;
+}
+
+static int buffer_put(Buffer *buffer, const char *text, Py_ssize_t length) {
+    if (buffer_reserve(buffer, length) < 0)
+        return -1;
+    memcpy(buffer->data + buffer->size, text, (size_t)length);
+    buffer->size += length;
+    return 0;
+}
+
+static int buffer_pad(Buffer *buffer, Py_ssize_t spaces) {
+    if (buffer_reserve(buffer, spaces) < 0)
+        return -1;
+    memset(buffer->data + buffer->size, ' ', (size_t)spaces);
+    buffer->size += spaces;
+    return 0;
+}
+
+typedef struct {
+    PyObject *key_table, *value_table; /* str -> spelling, read only */
+    PyObject *int_table;               /* int (never bool) -> spelling as a value, read only */
+    PyObject *constants;               /* the spellings of True, False and None as values */
+    PyObject *key_text, *value_text;   /* callbacks: scalar -> spelling, or an exception */
+} Spelling;
+
+static int put_str(Buffer *buffer, PyObject *text) {
+    Py_ssize_t length;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &length);
+    return utf8 != NULL ? buffer_put(buffer, utf8, length) : -1;
+}
+
+/* How gen spells one scalar: 0, or -1 with an exception set (gen's "needs the full dumper" too). */
+static int put_scalar(Buffer *buffer, PyObject *value, PyObject *table, PyObject *callback) {
+    PyObject *text = NULL;
+    if (table != NULL) {
+        text = PyDict_GetItemWithError(table, value);
+        if (text != NULL && PyUnicode_CheckExact(text))
+            return put_str(buffer, text);
+        if (PyErr_Occurred())
+            return -1;
+    }
+    if ((text = PyObject_CallOneArg(callback, value)) == NULL)
+        return -1;
+    int status = -1;
+    if (PyUnicode_Check(text))
+        status = put_str(buffer, text);
+    else
+        PyErr_SetString(PyExc_TypeError, "a spelling must be a str");
+    Py_DECREF(text);
+    return status;
+}
+
+static int put_key(Buffer *buffer, PyObject *key, const Spelling *spelling) {
+    return put_scalar(buffer, key, PyUnicode_CheckExact(key) ? spelling->key_table : NULL, spelling->key_text);
+}
+
+static int put_value(Buffer *buffer, PyObject *value, const Spelling *spelling) {
+    int constant = value == Py_True ? 0 : value == Py_False ? 1 : value == Py_None ? 2 : -1;
+    if (constant >= 0)
+        return put_str(buffer, PyTuple_GET_ITEM(spelling->constants, constant));
+    PyObject *table = PyUnicode_CheckExact(value) ? spelling->value_table
+                      : PyLong_CheckExact(value)  ? spelling->int_table
+                                                  : NULL;
+    return put_scalar(buffer, value, table, spelling->value_text);
+}
+
+/* A value's own lines follow when it is a non-empty mapping or sequence. */
+static int nested(PyObject *value) {
+    return (PyDict_Check(value) && PyDict_GET_SIZE(value) > 0) || (PyList_Check(value) && PyList_GET_SIZE(value) > 0);
+}
+
+/* A value on its key's or dash's line: an empty mapping or sequence, or a scalar. */
+static int put_inline(Buffer *buffer, PyObject *value, const Spelling *spelling) {
+    if (PyDict_Check(value))
+        return buffer_put(buffer, "{}", 2);
+    if (PyList_Check(value))
+        return buffer_put(buffer, "[]", 2);
+    return put_value(buffer, value, spelling);
+}
+
+static int put_block(Buffer *buffer, PyObject *value, Py_ssize_t indent, const Spelling *spelling);
+
+static int put_mapping(Buffer *buffer, PyObject *mapping, Py_ssize_t indent, const Spelling *spelling) {
+    Py_ssize_t position = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(mapping, &position, &key, &value)) {
+        Py_INCREF(key); /* the callbacks run Python code: hold what we walk */
+        Py_INCREF(value);
+        int status = buffer_pad(buffer, indent);
+        if (status == 0)
+            status = put_key(buffer, key, spelling);
+        if (status == 0 && nested(value)) {
+            status = buffer_put(buffer, ":\n", 2);
+            /* a mapping's sequences are written indentless, as PyYAML does */
+            if (status == 0)
+                status = put_block(buffer, value, PyDict_Check(value) ? indent + 2 : indent, spelling);
+        } else if (status == 0) {
+            status = buffer_put(buffer, ": ", 2);
+            if (status == 0)
+                status = put_inline(buffer, value, spelling);
+            if (status == 0)
+                status = buffer_put(buffer, "\n", 1);
+        }
+        Py_DECREF(key);
+        Py_DECREF(value);
+        if (status < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int put_sequence(Buffer *buffer, PyObject *sequence, Py_ssize_t indent, const Spelling *spelling) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(sequence); i++) {
+        PyObject *item = PyList_GET_ITEM(sequence, i);
+        Py_INCREF(item);
+        int status;
+        if (nested(item)) {
+            /* the item's lines, then "- " over the two spaces before its first line's text */
+            Py_ssize_t first_line = buffer->size;
+            status = put_block(buffer, item, indent + 2, spelling);
+            if (status == 0)
+                memcpy(buffer->data + first_line + indent, "- ", 2);
+        } else {
+            status = buffer_pad(buffer, indent);
+            if (status == 0)
+                status = buffer_put(buffer, "- ", 2);
+            if (status == 0)
+                status = put_inline(buffer, item, spelling);
+            if (status == 0)
+                status = buffer_put(buffer, "\n", 1);
+        }
+        Py_DECREF(item);
+        if (status < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int put_block(Buffer *buffer, PyObject *value, Py_ssize_t indent, const Spelling *spelling) {
+    if (Py_EnterRecursiveCall(" while writing YAML"))
+        return -1;
+    int status = PyDict_Check(value) ? put_mapping(buffer, value, indent, spelling)
+                                     : put_sequence(buffer, value, indent, spelling);
+    Py_LeaveRecursiveCall();
+    return status;
+}
+
+static PyObject *block_yaml(PyObject *module, PyObject *args) {
+    (void)module;
+    PyObject *value;
+    Spelling spelling;
+    if (!PyArg_ParseTuple(args, "OO!O!O!O!OO", &value, &PyDict_Type, &spelling.key_table, &PyDict_Type,
+                          &spelling.value_table, &PyDict_Type, &spelling.int_table, &PyTuple_Type,
+                          &spelling.constants, &spelling.key_text, &spelling.value_text))
+        return NULL;
+    if (!nested(value)) {
+        PyErr_SetString(PyExc_TypeError, "block_yaml writes a non-empty mapping or sequence");
+        return NULL;
+    }
+    if (PyTuple_GET_SIZE(spelling.constants) != 3 || !PyUnicode_Check(PyTuple_GET_ITEM(spelling.constants, 0)) ||
+        !PyUnicode_Check(PyTuple_GET_ITEM(spelling.constants, 1)) ||
+        !PyUnicode_Check(PyTuple_GET_ITEM(spelling.constants, 2))) {
+        PyErr_SetString(PyExc_TypeError, "constants must be the spellings of True, False and None");
+        return NULL;
+    }
+    Buffer buffer = {NULL, 0, 0};
+    PyObject *text = NULL;
+    if (put_block(&buffer, value, 0, &spelling) == 0)
+        text = PyUnicode_DecodeUTF8(buffer.data, buffer.size, "strict");
+    PyMem_Free(buffer.data);
+    return text;
+}
+
 static PyObject *configure(PyObject *module, PyObject *args) {
     (void)module;
     PyObject *callback, *sentinel;
@@ -248,13 +445,16 @@ static PyMethodDef methods[] = {
      "configure(resolve_plain, unusual, first_chars, max_nodes, max_depth): how plain scalars resolve, and limits."},
     {"simple_documents", simple_documents, METH_O,
      "simple_documents(text) -> list of documents, or None when gen's builder must decide."},
+    {"block_yaml", block_yaml, METH_VARARGS,
+     "block_yaml(value, key_table, value_table, int_table, constants, key_text, value_text) -> block "
+     "YAML of a non-empty mapping or sequence, scalars spelled by the tables or else the callbacks."},
     {.ml_name = NULL},
 };
 
 static struct PyModuleDef module_def = {
     .m_base = PyModuleDef_HEAD_INIT,
     .m_name = "gen_yaml_accel",
-    .m_doc = "libyaml-backed fast path of gen's YAML loader.",
+    .m_doc = "libyaml-backed fast path of gen's YAML loader, and the layout of its YAML writer.",
     .m_size = -1,
     .m_methods = methods,
 };

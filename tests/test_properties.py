@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -106,6 +108,59 @@ def test_fast_yaml_writer_matches_pyyaml(obj: object) -> None:
     text = dump_yaml(obj)
     assert text == dump_yaml_reference(obj)
     assert yaml.load(text, Loader=yaml.SafeLoader) == obj
+
+
+def _layouts(obj: object) -> list[str]:
+    """dump_yaml's common-case text from the Python layout and from the C one, or the exception."""
+    from generator import serialize
+
+    def outcome(write: Callable[[], str]) -> str:
+        try:
+            return write()
+        except serialize._NeedsFullDumper:
+            return "needs the full dumper"
+
+    assert serialize._accel_block is not None
+    spell = (serialize._KEY_TEXT, serialize._VALUE_TEXT, serialize._INT_TEXT, serialize._CONSTANTS)
+    return [
+        outcome(lambda: serialize._block_text(obj)),  # type: ignore[arg-type]
+        outcome(lambda: serialize._accel_block(obj, *spell, serialize._key_text, serialize._value_text)),
+    ]
+
+
+def _require_c_writer() -> None:
+    from generator import serialize
+
+    if serialize._accel_block is None:
+        if os.environ.get("GEN_REQUIRE_ACCEL"):
+            pytest.fail("gen_yaml_accel with block_yaml is not installed (pip install ./native)")
+        pytest.skip("gen_yaml_accel not built: the Python layout is in use")
+
+
+@SETTINGS
+@given(obj=documents.filter(lambda o: isinstance(o, dict | list) and bool(o)))
+def test_c_yaml_layout_matches_the_python_one(obj: object) -> None:
+    _require_c_writer()
+    python, c = _layouts(obj)
+    assert c == python
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        [[[1]], [{"a": [True, None, 2.5, "x"]}], {}],  # sequences of sequences: "- - - 1"
+        {"a": {"b": {"c": []}}, "d": [{"e": {}, "f": [[], {}]}]},
+        {7: "int key", True: "bool key", None: "null key", 2.5: "float key"},
+        {"v": [1, True, 0, False, 1, True]},  # True == 1, but the table of ints never answers for it
+        {"k": 1, "b": True, "i": 10**30, "neg": -5, "f": False},
+        {"x": "line\nbreak"},  # multi-line text: only PyYAML may write it
+        {"x": ("a", "tuple")},  # not YAML data at all
+    ],
+)
+def test_c_yaml_layout_matches_on_edge_cases(obj: object) -> None:
+    _require_c_writer()
+    python, c = _layouts(obj)
+    assert c == python
 
 
 WORDS = st.from_regex(r"[A-Za-z][A-Za-z0-9._/:-]{0,30}", fullmatch=True) | st.sampled_from(
