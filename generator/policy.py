@@ -31,6 +31,9 @@ class Policy:
     spec: dict[str, Any]
     doc: Document
 
+    def __reduce__(self) -> tuple[type[Policy], tuple[Any, ...]]:
+        return Policy, (self.kind, self.name, self.labels, self.spec, self.doc)  # as Document's
+
     @property
     def file(self) -> str:
         return self.doc.file

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pickle
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ from hypothesis import strategies as st
 
 from generator import load
 from generator.load import MAX_DEPTH, MAX_NODES, YamlError, _documents, load_text, parse_yaml
+from generator.policy import build_policies
+from tests.conftest import POLICIES
 from tests.test_properties import nasty
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | nasty | st.dates()
@@ -246,3 +249,15 @@ def test_yaml_files_are_found_in_path_order_without_hidden_entries_or_symlinked_
     monkeypatch.chdir(root)
     assert [name for _, name in yaml_files([Path(".")])[0]] == [n.removeprefix("policies/") for n in names]
     assert yaml_files([root / "b.yaml"])[0] == [(root / "b.yaml", str(root / "b.yaml"))]
+
+
+def test_policies_come_back_from_a_worker_process_unchanged() -> None:
+    """Loader processes pickle what they built; every field must survive, located or not."""
+    docs, _ = load_text((POLICIES / "cache-app.yaml").read_text(), "cache-app.yaml")
+    policies, problems = build_policies(docs)
+    assert policies and not problems
+    assert policies[0].doc.source.values  # one with its positions worked out, the others without
+    for policy in policies:
+        copy = pickle.loads(pickle.dumps(policy, protocol=pickle.HIGHEST_PROTOCOL))
+        assert copy == policy and copy.doc.text == policy.doc.text
+        assert copy.doc.problem(("spec",), "r", "m") == policy.doc.problem(("spec",), "r", "m")
