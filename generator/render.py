@@ -119,10 +119,29 @@ def _finalize_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=True, allow_nan=False)
 
 
+_DICT_ATTRIBUTES = frozenset(dir(dict))
+
+
+class _Sandbox(ImmutableSandboxedEnvironment):
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        """`spec.field` on a plain mapping, found directly.
+
+        Jinja tries the attribute first and the item after; a dict's only attributes are its
+        type's, so for any other name the item is what Jinja returns anyway, here without
+        raising and catching an AttributeError first (about 1 us, some 30 times per object).
+        """
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+            try:
+                return obj[attribute]
+            except KeyError:
+                pass
+        return super().getattr(obj, attribute)
+
+
 @cache
 def _environment(kind: str) -> jinja2.Environment:
     finalize: Callable[[Any], str] = _finalize_json if kind == "json" else yaml_scalar
-    env = ImmutableSandboxedEnvironment(
+    env = _Sandbox(
         loader=jinja2.FileSystemLoader(str(data_dir("templates"))),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

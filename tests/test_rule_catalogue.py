@@ -457,6 +457,24 @@ def test_template_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source:
         render._environment.cache_clear()
 
 
+def test_field_lookup_on_mappings_answers_as_jinjas_sandbox() -> None:
+    """Templates read policy fields as `p.field`; gen's direct lookup must give Jinja's answer."""
+    import jinja2
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    from generator import render
+
+    ours, jinjas = render._environment("yaml"), ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined)
+    spec = {"image": "x", "items": 3, "get": 4, "__class__": 5, "mro": 6, "empty": None}
+    for name in ["image", "items", "get", "keys", "__class__", "__init__", "mro", "empty", "missing"]:
+        mine, theirs = ours.getattr(spec, name), jinjas.getattr(spec, name)
+        if isinstance(theirs, jinja2.Undefined):
+            assert type(mine) is type(theirs), name
+        else:
+            assert mine == theirs and type(mine) is type(theirs), name
+    assert ours.getattr(render.Fragment("a", 1, None, "c"), "relpath") == "a"  # not a dict: Jinja's path  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(
     ("content", "rule"),
     [
