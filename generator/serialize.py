@@ -74,8 +74,9 @@ _SIMPLE_KEY_MAX = 128  # libyaml writes keys of more UTF-8 bytes as "? key"
 
 try:
     from gen_yaml_accel import block_yaml as _accel_block
-except ImportError:  # not built, or built before it had the writer: _block lays out the lines
-    _accel_block = None
+    from gen_yaml_accel import flow_yaml as _accel_flow
+except ImportError:  # not built, or built before it had the writer: Python lays out the text
+    _accel_block = _accel_flow = None
 
 # Strings PyYAML writes plain whenever YAML 1.1 would read them back as strings (tests check
 # this against PyYAML); everything else is spelled by PyYAML itself.
@@ -231,11 +232,18 @@ def _flow_string(value: str) -> str:
     return text
 
 
+def _flow_key(key: Any) -> str:
+    return _flow_string(str(key))
+
+
 def yaml_scalar(value: Any) -> str:
     """A YAML flow encoding of value that parses back to exactly value (used by templates)."""
     kind = type(value)
     if kind is str:
         return _flow_string(value)
+    if _accel_flow is not None and (kind is dict or kind is list or kind is tuple):
+        text: str = _accel_flow(value, _FLOW_TEXT, _flow_key, yaml_scalar)  # the same text, laid out in C
+        return text
     if kind is dict:
         return "{" + ", ".join([f"{_flow_string(str(k))}: {yaml_scalar(v)}" for k, v in value.items()]) + "}"
     if value is None:

@@ -10,9 +10,10 @@
  * implicit resolvers are keyed by first character) are resolved by the Python callback gen
  * registers, so types follow the same code on both paths.
  *
- * block_yaml is the writing side: generator.serialize._block's lines, built in one buffer.
- * Scalars are spelled by gen (its tables of spellings met so far, then its callbacks), so
- * the C side decides only layout, never how a value is quoted.
+ * block_yaml and flow_yaml are the writing side: generator.serialize's block lines and the
+ * flow values templates write, built in one buffer. Scalars are spelled by gen (its tables of
+ * spellings met so far, then its callbacks), so the C side decides only layout, never how a
+ * value is quoted.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -417,6 +418,85 @@ static PyObject *block_yaml(PyObject *module, PyObject *args) {
     return text;
 }
 
+typedef struct {
+    PyObject *table;       /* str -> flow spelling, read only */
+    PyObject *key_text;    /* callback: any key -> spelling of str(key) */
+    PyObject *scalar_text; /* callback: any other value -> flow spelling, or an exception */
+} FlowSpelling;
+
+static int put_spelled(Buffer *buffer, PyObject *value, PyObject *table, PyObject *callback) {
+    if (PyUnicode_CheckExact(value)) {
+        PyObject *text = PyDict_GetItemWithError(table, value);
+        if (text != NULL && PyUnicode_CheckExact(text))
+            return put_str(buffer, text);
+        if (PyErr_Occurred())
+            return -1;
+    }
+    return put_scalar(buffer, value, NULL, callback);
+}
+
+static int put_flow(Buffer *buffer, PyObject *value, const FlowSpelling *spelling);
+
+static int put_flow_items(Buffer *buffer, PyObject *value, const FlowSpelling *spelling) {
+    int status = 0;
+    if (PyDict_CheckExact(value)) {
+        Py_ssize_t position = 0;
+        PyObject *key, *item;
+        status = buffer_put(buffer, "{", 1);
+        for (int first = 1; status == 0 && PyDict_Next(value, &position, &key, &item); first = 0) {
+            Py_INCREF(key); /* the callbacks run Python code: hold what we walk */
+            Py_INCREF(item);
+            if (!first)
+                status = buffer_put(buffer, ", ", 2);
+            if (status == 0)
+                status = put_spelled(buffer, key, spelling->table, spelling->key_text);
+            if (status == 0)
+                status = buffer_put(buffer, ": ", 2);
+            if (status == 0)
+                status = put_flow(buffer, item, spelling);
+            Py_DECREF(key);
+            Py_DECREF(item);
+        }
+        return status == 0 ? buffer_put(buffer, "}", 1) : -1;
+    }
+    status = buffer_put(buffer, "[", 1);
+    for (Py_ssize_t i = 0; status == 0 && i < PySequence_Fast_GET_SIZE(value); i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(value, i);
+        Py_INCREF(item);
+        if (i > 0)
+            status = buffer_put(buffer, ", ", 2);
+        if (status == 0)
+            status = put_flow(buffer, item, spelling);
+        Py_DECREF(item);
+    }
+    return status == 0 ? buffer_put(buffer, "]", 1) : -1;
+}
+
+static int put_flow(Buffer *buffer, PyObject *value, const FlowSpelling *spelling) {
+    if (!PyDict_CheckExact(value) && !PyList_CheckExact(value) && !PyTuple_CheckExact(value))
+        return put_spelled(buffer, value, spelling->table, spelling->scalar_text);
+    if (Py_EnterRecursiveCall(" while writing a YAML flow value"))
+        return -1;
+    int status = put_flow_items(buffer, value, spelling);
+    Py_LeaveRecursiveCall();
+    return status;
+}
+
+static PyObject *flow_yaml(PyObject *module, PyObject *args) {
+    (void)module;
+    PyObject *value;
+    FlowSpelling spelling;
+    if (!PyArg_ParseTuple(args, "OO!OO", &value, &PyDict_Type, &spelling.table, &spelling.key_text,
+                          &spelling.scalar_text))
+        return NULL;
+    Buffer buffer = {NULL, 0, 0};
+    PyObject *text = NULL;
+    if (put_flow(&buffer, value, &spelling) == 0)
+        text = PyUnicode_DecodeUTF8(buffer.data, buffer.size, "strict");
+    PyMem_Free(buffer.data);
+    return text;
+}
+
 static PyObject *configure(PyObject *module, PyObject *args) {
     (void)module;
     PyObject *callback, *sentinel;
@@ -448,6 +528,9 @@ static PyMethodDef methods[] = {
     {"block_yaml", block_yaml, METH_VARARGS,
      "block_yaml(value, key_table, value_table, int_table, constants, key_text, value_text) -> block "
      "YAML of a non-empty mapping or sequence, scalars spelled by the tables or else the callbacks."},
+    {"flow_yaml", flow_yaml, METH_VARARGS,
+     "flow_yaml(value, table, key_text, scalar_text) -> the flow YAML of plain mappings, lists and tuples; "
+     "strings spelled by the table, keys and other values by the callbacks."},
     {.ml_name = NULL},
 };
 

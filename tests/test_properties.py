@@ -163,6 +163,54 @@ def test_c_yaml_layout_matches_on_edge_cases(obj: object) -> None:
     assert c == python
 
 
+def _flow_texts(obj: object) -> list[str]:
+    """yaml_scalar's text with the C layout and without it, or the exception's type."""
+    from generator import serialize
+
+    def outcome() -> str:
+        try:
+            return serialize.yaml_scalar(obj)
+        except (TypeError, ValueError) as err:
+            return type(err).__name__
+
+    with_c = outcome()
+    saved, serialize._accel_flow = serialize._accel_flow, None
+    try:
+        return [outcome(), with_c]
+    finally:
+        serialize._accel_flow = saved
+
+
+flow_values = st.recursive(
+    scalars | st.just(float("inf")),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.lists(inner, max_size=3).map(tuple)
+        | st.dictionaries(nasty | st.integers() | st.booleans(), inner, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+@SETTINGS
+@given(obj=flow_values)
+def test_c_flow_layout_matches_the_python_one(obj: object) -> None:
+    _require_c_writer()
+    python, c = _flow_texts(obj)
+    assert c == python
+    if not python.endswith("Error"):
+        assert yaml.load(f"v: {c}", Loader=yaml.SafeLoader)["v"] == _as_loaded(obj)
+
+
+def _as_loaded(value: object) -> object:
+    """What YAML gives back for value: tuples come back as lists, keys as strings."""
+    if isinstance(value, dict):
+        return {str(k): _as_loaded(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_as_loaded(v) for v in value]
+    return value
+
+
 WORDS = st.from_regex(r"[A-Za-z][A-Za-z0-9._/:-]{0,30}", fullmatch=True) | st.sampled_from(
     [
         "yes",
