@@ -586,7 +586,7 @@ def load_text(text: str, file: str) -> tuple[list[Document], list[Problem]]:
     return docs, []
 
 
-def load_file(path: Path, display: str | None = None) -> tuple[list[Document], list[Problem]]:
+def load_file(path: str | Path, display: str | None = None) -> tuple[list[Document], list[Problem]]:
     name = display or str(path)
     try:
         with open(path, "rb", buffering=0) as fh:  # unbuffered: one read, half pathlib's cost
@@ -637,24 +637,25 @@ def _yaml_below(directory: str) -> list[tuple[str, ...]]:
     return sorted(found)
 
 
-def yaml_files(paths: Iterable[Path]) -> tuple[list[tuple[Path, str]], list[Problem]]:
+def yaml_files(paths: Iterable[Path]) -> tuple[list[tuple[str, str]], list[Problem]]:
     """(path, name to report it by) for every YAML file below paths, in a stable order.
 
     A file given directly is reported as given; one found below a directory by its path from
-    the directory's parent, so `deploy/lab/x.yaml` reads the same wherever gen runs.
+    the directory's parent, so `deploy/lab/x.yaml` reads the same wherever gen runs. Paths are
+    strings: a Path per file costs more than reading a small file.
     """
-    files: list[tuple[Path, str]] = []
+    files: list[tuple[str, str]] = []
     problems: list[Problem] = []
     for root in paths:
         if not root.exists():
             problems.append(Problem(str(root), 0, 0, "file-missing", Severity.ERROR, "no such file or directory"))
             continue
         if root.is_file():
-            files.append((root, str(root)))
+            files.append((str(root), str(root)))
             continue
         base = _display(root, root.parent)
         prefix = "" if base == "." else f"{base}/"
-        files.extend((root.joinpath(*rel), prefix + "/".join(rel)) for rel in _yaml_below(str(root)))
+        files.extend((os.path.join(root, *rel), prefix + "/".join(rel)) for rel in _yaml_below(str(root)))
     return files, problems
 
 

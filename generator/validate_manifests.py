@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from collections.abc import Iterable, Iterator
 from functools import cache, partial
 from pathlib import Path as FsPath
@@ -330,7 +331,7 @@ def _check_size(obj: dict[str, Any], kind: str, text: str | None) -> Iterator[Fi
         )
 
 
-def _validate_file(file: tuple[FsPath, str], validator: ManifestValidator) -> list[Problem]:
+def _validate_file(file: tuple[str, str], validator: ManifestValidator) -> list[Problem]:
     docs, problems = load_file(*file)
     for doc in docs:
         problems += [
@@ -340,10 +341,12 @@ def _validate_file(file: tuple[FsPath, str], validator: ManifestValidator) -> li
     return problems
 
 
-def _is_fragment(path: FsPath) -> bool:
+def _is_fragment(path: str) -> bool:
     """A Helm values file or patch gen wrote beside a target's manifests: not an object to validate."""
-    directory = path.parent
-    return directory.name == FRAGMENTS_DIR and (directory.parent / MANIFEST_FILE).is_file()
+    directory = os.path.dirname(path)
+    return os.path.basename(directory) == FRAGMENTS_DIR and os.path.isfile(
+        os.path.join(os.path.dirname(directory), MANIFEST_FILE)
+    )
 
 
 def validate_paths(paths: Iterable[FsPath], version: str, plugins: tuple[str, ...] = ()) -> list[Problem]:

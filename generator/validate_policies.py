@@ -17,7 +17,7 @@ from generator.problems import Problem, has_errors
 from generator.targets import Target, resolve_targets
 
 
-def _load_and_build(file: tuple[Path, str]) -> list[tuple[Policy | None, list[Problem]]]:
+def _load_and_build(file: tuple[str, str]) -> list[tuple[Policy | None, list[Problem]]]:
     docs, problems = load_file(*file)
     return [(None, problems), *(build_policy(doc) for doc in docs)]
 

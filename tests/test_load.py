@@ -245,10 +245,10 @@ def test_yaml_files_are_found_in_path_order_without_hidden_entries_or_symlinked_
         "policies/b.yaml",
         "policies/file-link.yaml",
     ]
-    assert [path for path, _ in files] == [root / n.removeprefix("policies/") for n in names]
+    assert [path for path, _ in files] == [str(root / n.removeprefix("policies/")) for n in names]
     monkeypatch.chdir(root)
     assert [name for _, name in yaml_files([Path(".")])[0]] == [n.removeprefix("policies/") for n in names]
-    assert yaml_files([root / "b.yaml"])[0] == [(root / "b.yaml", str(root / "b.yaml"))]
+    assert yaml_files([root / "b.yaml"])[0] == [(str(root / "b.yaml"), str(root / "b.yaml"))]
 
 
 def test_policies_come_back_from_a_worker_process_unchanged() -> None:
