@@ -11,7 +11,7 @@ $(BIN)/gen: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	@touch $@
 
-# The optional C fast path of the YAML loader (needs a C compiler and libyaml-dev); without it
+# The optional C fast path of the YAML loader and writer (needs a C compiler and libyaml-dev); without it
 # gen uses the same path in Python.
 $(VENV)/.accel: native/gen_yaml_accel.c native/setup.py native/pyproject.toml | $(BIN)/gen
 	$(BIN)/pip install --quiet --force-reinstall ./native >/dev/null 2>&1 \
