@@ -255,6 +255,13 @@ static int buffer_put(Buffer *buffer, const char *text, Py_ssize_t length) {
     return 0;
 }
 
+/* The buffer's text as a str if status is 0 (else NULL, the exception set); frees the buffer. */
+static PyObject *buffer_text(Buffer *buffer, int status) {
+    PyObject *text = status == 0 ? PyUnicode_DecodeUTF8(buffer->data, buffer->size, "strict") : NULL;
+    PyMem_Free(buffer->data);
+    return text;
+}
+
 static int buffer_pad(Buffer *buffer, Py_ssize_t spaces) {
     if (buffer_reserve(buffer, spaces) < 0)
         return -1;
@@ -411,11 +418,7 @@ static PyObject *block_yaml(PyObject *module, PyObject *args) {
         return NULL;
     }
     Buffer buffer = {NULL, 0, 0};
-    PyObject *text = NULL;
-    if (put_block(&buffer, value, 0, &spelling) == 0)
-        text = PyUnicode_DecodeUTF8(buffer.data, buffer.size, "strict");
-    PyMem_Free(buffer.data);
-    return text;
+    return buffer_text(&buffer, put_block(&buffer, value, 0, &spelling));
 }
 
 typedef struct {
@@ -490,11 +493,7 @@ static PyObject *flow_yaml(PyObject *module, PyObject *args) {
                           &spelling.scalar_text))
         return NULL;
     Buffer buffer = {NULL, 0, 0};
-    PyObject *text = NULL;
-    if (put_flow(&buffer, value, &spelling) == 0)
-        text = PyUnicode_DecodeUTF8(buffer.data, buffer.size, "strict");
-    PyMem_Free(buffer.data);
-    return text;
+    return buffer_text(&buffer, put_flow(&buffer, value, &spelling));
 }
 
 static PyObject *configure(PyObject *module, PyObject *args) {
