@@ -7,6 +7,7 @@ policy value can never add structure to a manifest.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -168,10 +169,13 @@ class RenderError(Exception):
         self.problem = problem
 
 
+def _template(name: str) -> jinja2.Template:
+    return _environment("json" if name.endswith(".json.j2") else "yaml").get_template(name)
+
+
 def render_text(template: str, context: dict[str, Any]) -> str:
-    env = _environment("json" if template.endswith(".json.j2") else "yaml")
     try:
-        return env.get_template(template).render(context)
+        return _template(template).render(context)
     except jinja2.TemplateSyntaxError as err:
         raise RenderError(
             Problem(
@@ -283,7 +287,8 @@ def compile_templates(kinds: tuple[str, ...]) -> None:
     forked later inherit them."""
     for kind in kinds:
         for template in TEMPLATES[kind]:
-            _environment("json" if template.endswith(".json.j2") else "yaml").get_template(template)
+            with contextlib.suppress(jinja2.TemplateError):  # reported, with its line, by a render
+                _template(template)
 
 
 def _finish(obj: dict[str, Any], target: Target) -> dict[str, Any]:

@@ -457,6 +457,26 @@ def test_template_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source:
         render._environment.cache_clear()
 
 
+def test_a_broken_template_compiled_ahead_is_still_reported_by_the_render(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Templates compiled while policies load must not turn a syntax error into a crash."""
+    from generator import render
+
+    broken = tmp_path / "templates" / "replicatedservice" / "deployment.yaml.j2"
+    broken.parent.mkdir(parents=True)
+    broken.write_text("kind: Deployment\n{% if %}\n")
+    monkeypatch.setattr(render, "data_dir", lambda name: tmp_path / name)
+    render._environment.cache_clear()
+    try:
+        render.compile_templates(("ReplicatedService",))
+        with pytest.raises(render.RenderError) as caught:
+            render.render_yaml("replicatedservice/deployment.yaml.j2", {})
+        assert (caught.value.problem.rule, caught.value.problem.line) == ("template-syntax", 2)
+    finally:
+        render._environment.cache_clear()
+
+
 def test_field_lookup_on_mappings_answers_as_jinjas_sandbox() -> None:
     """Templates read policy fields as `p.field`; gen's direct lookup must give Jinja's answer."""
     import jinja2
