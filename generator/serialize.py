@@ -167,7 +167,7 @@ def _block(value: dict[Any, Any] | list[Any], indent: int, out: list[str]) -> No
     pad = " " * indent
     if isinstance(value, dict):
         for key, item in value.items():
-            head = pad + ((_KEY_TEXT.get(key) or _string(key, True)) if type(key) is str else _scalar(key, True)) + ":"
+            head = pad + (_KEY_TEXT.get(key) or _key_text(key)) + ":"
             if item and isinstance(item, dict):
                 out.append(head)
                 _block(item, indent + 2, out)
