@@ -85,11 +85,6 @@ class Document:
     _source: SourceMap | None = None
     _text: str = field(default="", repr=False)
 
-    def __reduce__(self) -> tuple[type[Document], tuple[Any, ...]]:
-        # Loader processes send documents back pickled: rebuilt by their constructor, which
-        # costs half of pickle's generic path for objects (fields in declaration order).
-        return Document, (self.file, self.index, self.data, self._source, self._text)
-
     @property
     def text(self) -> str:
         """The whole text of the file this document was read from."""

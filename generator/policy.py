@@ -31,8 +31,15 @@ class Policy:
     spec: dict[str, Any]
     doc: Document
 
-    def __reduce__(self) -> tuple[type[Policy], tuple[Any, ...]]:
-        return Policy, (self.kind, self.name, self.labels, self.spec, self.doc)  # as Document's
+    def to_plain(self) -> tuple[Any, ...]:
+        """The policy as plain values, for loader processes to send (see parallel.Codec)."""
+        doc = self.doc
+        return (self.kind, self.name, self.labels, self.spec, doc.file, doc.index, doc.data, doc.text)
+
+    @classmethod
+    def from_plain(cls, plain: tuple[Any, ...]) -> Policy:
+        kind, name, labels, spec, file, index, data, text = plain
+        return cls(kind, name, labels, spec, Document(file, index, data, None, text))  # positions: on demand
 
     @property
     def file(self) -> str:

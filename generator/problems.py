@@ -29,6 +29,24 @@ class Problem:
     hint: str = ""
     json_path: str = ""
 
+    def to_plain(self) -> tuple[str, int, int, str, int, str, str, str]:
+        """The finding as plain values, for worker processes to send (see parallel.Codec)."""
+        return (
+            self.file,
+            self.line,
+            self.column,
+            self.rule,
+            int(self.severity),
+            self.message,
+            self.hint,
+            self.json_path,
+        )
+
+    @classmethod
+    def from_plain(cls, plain: tuple[str, int, int, str, int, str, str, str]) -> Problem:
+        file, line, column, rule, severity, message, hint, path = plain
+        return cls(file, line, column, rule, Severity(severity), message, hint, path)
+
     def as_dict(self) -> dict[str, object]:
         return {
             "file": self.file,

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import datetime
+import marshal
 import os
+import pickle
 import signal
 import time
 
@@ -31,6 +34,43 @@ def test_weighted_items_are_taken_heaviest_first_and_kept_in_order() -> None:
     assert parallel.batches(5, 2, weights) == [[1], [3], [0], [2], [4]]
     results = parallel.map_in_order(_square_with_pid, weights, 2, weight=lambda w: w)
     assert [value for value, _ in results] == [w * w for w in weights]
+
+
+class Box:
+    """A result that marshal cannot send: only its codec turns it into plain values."""
+
+    def __init__(self, value: object, pid: int, decoded: bool = False) -> None:
+        self.value, self.pid, self.decoded = value, pid, decoded
+
+
+BOXES: parallel.Codec[Box] = parallel.Codec(lambda box: (box.value, box.pid), lambda plain: Box(*plain, decoded=True))
+
+
+def _boxed(n: int) -> Box:
+    time.sleep(0.002)
+    value = {"n": n, "square": [n * n]}
+    if n == 7:
+        value["when"] = datetime.date(2001, 12, 14)  # marshal cannot send a date: pickle does
+    return Box(value, os.getpid())
+
+
+@pytest.mark.parametrize("count", [7, 20])
+def test_a_codec_sends_plain_values_and_falls_back_to_pickle(count: int) -> None:
+    items = list(range(count))
+    results = parallel.map_in_order(_boxed, items, 2, meanwhile=_busy, codec=BOXES)  # all in the child
+    assert [box.value["square"] for box in results] == [[n * n] for n in items]
+    assert all(box.pid != os.getpid() for box in results)
+    assert all(box.decoded for box in results) == (count == 7)  # item 7 sends the whole message pickled
+    assert count == 7 or results[7].value["when"] == datetime.date(2001, 12, 14)
+
+
+def test_messages_say_how_they_are_encoded() -> None:
+    plain = parallel._message((True, [(0, Box(1, 2))]), BOXES)
+    assert plain[:1] == parallel._MARSHALLED and marshal.loads(plain[1:]) == [(0, (1, 2))]
+    dated = parallel._message((True, [(0, Box(datetime.date(2001, 1, 1), 2))]), BOXES)
+    assert dated[:1] == parallel._PICKLED and pickle.loads(dated[1:])[1][0][1].value == datetime.date(2001, 1, 1)
+    failed = parallel._message((False, ValueError("x")), BOXES)
+    assert failed[:1] == parallel._PICKLED
 
 
 def test_batches_cover_every_item_once_and_fit_one_pipe_page() -> None:
