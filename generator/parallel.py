@@ -11,6 +11,7 @@ is not available, or the work is small, everything runs in this process.
 
 from __future__ import annotations
 
+import gc
 import marshal
 import os
 import signal
@@ -194,6 +195,10 @@ def map_in_order(
     queue = _queue(len(plan))
     children: list[tuple[int, int]] = []
     results: list[Any] = [None] * len(items)
+    # Everything alive now moves out of the cycle collector's reach: collections in the children
+    # would otherwise write to it and copy the pages they share with this process (a cold
+    # render of 1,000 services spent about 25 ms on that).
+    gc.freeze()
     try:
         for _ in range(processes - 1):  # inside the try: a fork that fails still stops the ones before it
             children.append(_fork(fn, items, queue, plan, codec))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import gc
 import marshal
 import os
 import pickle
@@ -71,6 +72,16 @@ def test_messages_say_how_they_are_encoded() -> None:
     assert dated[:1] == parallel._PICKLED and pickle.loads(dated[1:])[1][0][1].value == datetime.date(2001, 1, 1)
     failed = parallel._message((False, ValueError("x")), BOXES)
     assert failed[:1] == parallel._PICKLED
+
+
+def test_what_the_children_inherit_is_kept_from_their_collector() -> None:
+    gc.unfreeze()
+    inherited = [[n] for n in range(1000)]  # tracked containers, alive before the fork
+    try:
+        parallel.map_in_order(_square_with_pid, list(range(10)), 2)
+        assert gc.get_freeze_count() >= len(inherited)
+    finally:
+        gc.unfreeze()
 
 
 def test_batches_cover_every_item_once_and_fit_one_pipe_page() -> None:
