@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from generator import pipeline, write
+from generator import pipeline
 from generator.problems import Problem, Severity, has_errors
 from generator.reporters import report
+
+if TYPE_CHECKING:
+    from generator.write import DirPlan
+
+# The writer is imported where it is used: a large render imports it while policies load
+# (see generator.plan), so importing it up front would only delay that loading.
 
 
 def run(policy_dir: Path, out: Path, targets: tuple[str, ...], check: bool, diff: bool, fmt: str, strict: bool) -> int:
     result = pipeline.render(pipeline.RenderOptions(policy_dir, out, targets))
+    from generator import write
+
     shown = [p for p in result.problems if p.severity > Severity.INFO]  # advice is `gen lint`'s to give
     failed = has_errors(shown, strict)
     if shown and (failed or not check):  # --check puts warnings into its one report instead
@@ -40,7 +49,9 @@ def run(policy_dir: Path, out: Path, targets: tuple[str, ...], check: bool, diff
     return 0
 
 
-def _check(out: Path, plans: list[write.DirPlan], fmt: str, warnings: list[Problem]) -> int:
+def _check(out: Path, plans: list[DirPlan], fmt: str, warnings: list[Problem]) -> int:
+    from generator import write
+
     """Drift as findings, reported together with the render's warnings in one report."""
     problems: list[Problem] = []
     for plan in plans:
