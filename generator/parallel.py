@@ -4,8 +4,9 @@ This process forks one child per extra process, then works alongside them. Every
 takes its next batch of items from one shared queue (a pipe of batch numbers, filled before
 the fork), so a process that starts late or meets slow items simply takes fewer. Children
 inherit everything already in memory (compiled schemas, templates, the items), so nothing is
-sent to them; each sends its results back once, pickled (or, given a Codec, as marshal data),
-and this process puts them in input order, so output never depends on scheduling. Where fork
+sent to them; each writes every batch's results as it finishes it, pickled (or, given a Codec,
+as marshal data), and this process puts them in input order once the child has exited, so
+output never depends on scheduling. Where fork
 is not available, or the work is small, everything runs in this process.
 """
 
@@ -16,7 +17,7 @@ import marshal
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Generic, NamedTuple, TypeVar
 
 T = TypeVar("T")
@@ -94,62 +95,90 @@ class WorkerDied(RuntimeError):
     """A child ended without sending its results (killed, or out of memory)."""
 
 
-def _work(fn: Callable[[T], R], items: Sequence[T], queue: int, plan: list[list[int]]) -> list[tuple[int, R]]:
-    """Take batches from the queue until it is empty; results paired with their item's index."""
-    done = []
+def _taken(queue: int, plan: list[list[int]]) -> Iterator[list[int]]:
+    """The batches of item indices this process takes from the queue, until it is empty."""
     while record := os.read(queue, _RECORD):
-        for index in plan[int.from_bytes(record, "little")]:
-            done.append((index, fn(items[index])))
-    return done
+        yield plan[int.from_bytes(record, "little")]
+
+
+def _results_file() -> int:
+    """Where a child writes each batch's results as soon as they are done: memory (a memfd)
+    where the kernel has it, else an unlinked temporary file. Unlike a pipe it never fills, so
+    a child never waits for this process (busy with `meanwhile` and its own share), and its
+    results are encoded while other work goes on instead of all at its end."""
+    if hasattr(os, "memfd_create"):
+        return os.memfd_create("gen-results", os.MFD_CLOEXEC)
+    import tempfile
+
+    with tempfile.TemporaryFile() as spill:
+        return os.dup(spill.fileno())
+
+
+def _send(results: int, message: bytes) -> None:
+    view = memoryview(len(message).to_bytes(8, "little") + message)
+    while view:
+        view = view[os.write(results, view) :]
 
 
 def _fork(
     fn: Callable[[T], R], items: Sequence[T], queue: int, plan: list[list[int]], codec: Codec[R] | None
 ) -> tuple[int, int]:
-    """A child working through the queue; returns its pid and the pipe its results come on."""
-    read_end, write_end = os.pipe()
+    """A child working through the queue; returns its pid and the file its results go to."""
+    results = _results_file()
     sys.stdout.flush()
     sys.stderr.flush()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except BaseException:
+        os.close(results)
+        raise
     if pid:
-        os.close(write_end)
-        return pid, read_end
-    os.close(read_end)  # in the child from here on: it never returns, it exits
-    status = 0
+        return pid, results
+    status = 0  # in the child from here on: it never returns, it exits
     try:
         try:
-            outcome: tuple[bool, Any] = (True, _work(fn, items, queue, plan))
+            for batch in _taken(queue, plan):
+                _send(results, _message((True, [(index, fn(items[index])) for index in batch]), codec))
         except BaseException as err:  # the parent re-raises it
-            outcome, status = (False, err), 1
-        try:
-            data = _message(outcome, codec)
-        except Exception as err:  # an exception that does not pickle: send its text
-            data = _message((False, RuntimeError(f"{type(outcome[1]).__name__}: {err}")), None)
             status = 1
-        with open(write_end, "wb") as pipe:
-            pipe.write(data)
+            try:
+                failure = _message((False, err), None)
+            except Exception as unpicklable:  # an exception that does not pickle: send its text
+                failure = _message((False, RuntimeError(f"{type(err).__name__}: {unpicklable}")), None)
+            _send(results, failure)
     finally:
         os._exit(status)  # no atexit handlers, no flushing of buffers copied from the parent
 
 
-def _collect(pid: int, read_end: int, codec: Codec[Any] | None) -> list[Any]:
-    try:
-        with open(read_end, "rb") as pipe:
-            data = pipe.read()  # before waiting: a child blocks on a full pipe until it is read
-    finally:
-        _, status = os.waitpid(pid, 0)
-    if not data:
-        raise WorkerDied(f"a worker process ended without a result ({_describe(status)})")
-    body = memoryview(data)[1:]
-    if data[:1] == _MARSHALLED and codec is not None:
-        return [(index, codec.from_plain(plain)) for index, plain in marshal.loads(body)]
+def _decoded(message: memoryview, codec: Codec[Any] | None) -> tuple[bool, Any]:
+    if message[:1] == _MARSHALLED and codec is not None:
+        return True, [(index, codec.from_plain(plain)) for index, plain in marshal.loads(message[1:])]
     import pickle
 
-    ok, value = pickle.loads(body)
-    if not ok:
-        raise value
-    result: list[Any] = value
-    return result
+    outcome: tuple[bool, Any] = pickle.loads(message[1:])
+    return outcome
+
+
+def _collect(pid: int, results: int, codec: Codec[Any] | None) -> list[Any]:
+    """A finished child's results; its exception, or WorkerDied if it ended without them."""
+    with open(results, "rb") as file:  # closes the descriptor however this ends
+        _, status = os.waitpid(pid, 0)
+        file.seek(0)
+        data = memoryview(file.read())
+    collected: list[Any] = []
+    at = 0
+    while at + 8 <= len(data):
+        end = at + 8 + int.from_bytes(data[at : at + 8], "little")
+        if end > len(data):
+            break  # cut off while writing: the status says why
+        ok, value = _decoded(data[at + 8 : end], codec)
+        if not ok:
+            raise value
+        collected.extend(value)
+        at = end
+    if status != 0:
+        raise WorkerDied(f"a worker process ended without all its results ({_describe(status)})")
+    return collected
 
 
 def _describe(status: int) -> str:
@@ -204,16 +233,17 @@ def map_in_order(
             children.append(_fork(fn, items, queue, plan, codec))
         if meanwhile is not None:
             meanwhile()
-        for index, value in _work(fn, items, queue, plan):
-            results[index] = value
+        for batch in _taken(queue, plan):
+            for index in batch:
+                results[index] = fn(items[index])
         while children:
-            pid, read_end = children.pop(0)
-            for index, value in _collect(pid, read_end, codec):
+            pid, child_results = children.pop(0)
+            for index, value in _collect(pid, child_results, codec):
                 results[index] = value
     finally:
         os.close(queue)
-        for pid, read_end in children:  # something failed before their results were read
+        for pid, child_results in children:  # something failed before their results were read
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
-            os.close(read_end)
+            os.close(child_results)
     return results
