@@ -1111,7 +1111,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module_def = {
     .m_base = PyModuleDef_HEAD_INIT,
     .m_name = "gen_yaml_accel",
-    .m_doc = "libyaml-backed fast path of gen's YAML loader, and the layout of its YAML writer.",
+    .m_doc = "Fast path of gen's YAML loader (a block reader, then libyaml), and the layout of its YAML writer.",
     .m_size = -1,
     .m_methods = methods,
 };
