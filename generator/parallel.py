@@ -159,26 +159,38 @@ def _decoded(message: memoryview, codec: Codec[Any] | None) -> tuple[bool, Any]:
     return outcome
 
 
-def _collect(pid: int, results: int, codec: Codec[Any] | None) -> list[Any]:
-    """A finished child's results; its exception, or WorkerDied if it ended without them."""
-    with open(results, "rb") as file:  # closes the descriptor however this ends
-        _, status = os.waitpid(pid, 0)
-        file.seek(0)
-        data = memoryview(file.read())
-    collected: list[Any] = []
-    at = 0
-    while at + 8 <= len(data):
-        end = at + 8 + int.from_bytes(data[at : at + 8], "little")
-        if end > len(data):
-            break  # cut off while writing: the status says why
-        ok, value = _decoded(data[at + 8 : end], codec)
-        if not ok:
-            raise value
-        collected.extend(value)
-        at = end
-    if status != 0:
-        raise WorkerDied(f"a worker process ended without all its results ({_describe(status)})")
-    return collected
+class _Child:
+    """A forked worker: its pid, the file its results go to, and how much of it is read."""
+
+    def __init__(self, pid: int, results: int) -> None:
+        self.pid, self.results = pid, results
+        self.read = 0
+        self.collected: list[tuple[int, Any]] = []
+
+    def take_results(self, codec: Codec[Any] | None) -> None:
+        """Decode every whole record written so far (a child's exception is raised here)."""
+        size = os.fstat(self.results).st_size
+        data = memoryview(os.pread(self.results, size - self.read, self.read) if size > self.read else b"")
+        at = 0
+        while at + 8 <= len(data):
+            end = at + 8 + int.from_bytes(data[at : at + 8], "little")
+            if end > len(data):
+                break  # still being written, or cut off by the child's end: its status says which
+            ok, value = _decoded(data[at + 8 : end], codec)
+            if not ok:
+                raise value
+            self.collected.extend(value)
+            at = end
+        self.read += at
+
+    def finish(self, codec: Codec[Any] | None) -> list[tuple[int, Any]]:
+        """Its results once it has exited; WorkerDied if it ended without all of them."""
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = 0  # reaped
+        self.take_results(codec)
+        if status != 0:
+            raise WorkerDied(f"a worker process ended without all its results ({_describe(status)})")
+        return self.collected
 
 
 def _describe(status: int) -> str:
@@ -222,7 +234,7 @@ def map_in_order(
         return [fn(item) for item in items]
     plan = batches(len(items), processes, None if weight is None else [weight(item) for item in items])
     queue = _queue(len(plan))
-    children: list[tuple[int, int]] = []
+    children: list[_Child] = []
     results: list[Any] = [None] * len(items)
     # Everything alive now moves out of the cycle collector's reach: collections in the children
     # would otherwise write to it and copy the pages they share with this process (a cold
@@ -230,20 +242,22 @@ def map_in_order(
     gc.freeze()
     try:
         for _ in range(processes - 1):  # inside the try: a fork that fails still stops the ones before it
-            children.append(_fork(fn, items, queue, plan, codec))
+            children.append(_Child(*_fork(fn, items, queue, plan, codec)))
         if meanwhile is not None:
             meanwhile()
+            for child in children:  # what they finished meanwhile, decoded while they go on
+                child.take_results(codec)
         for batch in _taken(queue, plan):
             for index in batch:
                 results[index] = fn(items[index])
-        while children:
-            pid, child_results = children.pop(0)
-            for index, value in _collect(pid, child_results, codec):
+        for child in children:
+            for index, value in child.finish(codec):
                 results[index] = value
     finally:
         os.close(queue)
-        for pid, child_results in children:  # something failed before their results were read
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            os.close(child_results)
+        for child in children:
+            if child.pid:  # not reaped: something failed before its results were read
+                os.kill(child.pid, signal.SIGKILL)
+                os.waitpid(child.pid, 0)
+            os.close(child.results)
     return results
