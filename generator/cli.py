@@ -5,6 +5,7 @@ run, and evaluating string annotations tripled that (8.7 ms instead of 2).
 """
 
 import gc
+import os
 import sys
 from enum import Enum
 from pathlib import Path
@@ -188,3 +189,19 @@ def main() -> int:
         print(f"gen: internal error: {type(err).__name__}: {err} (please report this with the input)", file=sys.stderr)
         return 2
     return code if isinstance(code, int) else 0
+
+
+def entry() -> None:
+    """The `gen` console script: main(), then an exit that skips tearing the interpreter down.
+
+    Freeing every object of a large render one by one, for a process about to end, took about
+    10 ms of a 1,000-service render. gen writes through os calls and closes what it opens, so
+    only the standard streams hold buffered output; they are flushed first.
+    """
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:  # a closed pipe: what Python's own exit reports, without the traceback
+        code = code or 120
+    os._exit(code)

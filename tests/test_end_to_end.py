@@ -155,3 +155,14 @@ def test_two_targets_with_versions_selectors_and_flux(tmp_path: Path) -> None:
     assert flux["spec"]["path"] == "./deploy/staging"
     schema = json.loads((BUNDLED_CRDS / CRD_SCHEMAS["Kustomization"]).read_text())
     assert not list(Draft202012Validator(schema).iter_errors(flux))
+
+
+def test_the_console_entry_exits_with_the_commands_code_and_its_output(tmp_path: Path) -> None:
+    """`gen` ends without tearing the interpreter down: codes and buffered output must survive that."""
+    version = _gen("--version")
+    assert (version.returncode, version.stdout.startswith("gen ")) == (0, True)
+    buffered = {"PYTHONUNBUFFERED": ""}  # stdout to a pipe is then block-buffered, as for most users
+    missing = _gen("lint", tmp_path / "missing.yaml", "--format", "json", env=buffered)
+    assert missing.returncode == 1 and json.loads(missing.stdout)[0]["rule"] == "file-missing"
+    usage = _gen("render", "--no-such-flag")
+    assert usage.returncode == 2 and "no-such-flag" in usage.stderr
