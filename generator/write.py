@@ -113,20 +113,32 @@ def _is_safe_rel(rel: str) -> bool:
     return not {"", ".", ".."} & set(rel.split("/"))
 
 
-def _read(path: Path) -> bytes | None:
+def _read(path: str | Path) -> bytes | None:
     """A regular file's bytes; None when there is none (missing, a symlink, a directory...).
 
-    One open and one fstat: three stats per file through pathlib were most of checking an
-    unchanged output for drift.
+    Plain os calls, one open, one fstat and (for a file that does not change meanwhile) one
+    read: pathlib's three stats per file, and then Python's file objects, were most of checking
+    an unchanged output for drift.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # NONBLOCK: a FIFO must not hang us
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO must not hang us
     except OSError as err:
         if err.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
             return None
         raise GeneratorError(f"cannot read {path}: {err.strerror}") from err
-    with open(fd, "rb") as fh:
-        return fh.read() if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    try:
+        size = os.fstat(fd)
+        if not stat.S_ISREG(size.st_mode):
+            return None
+        data = os.read(fd, size.st_size + 1)
+        if len(data) != size.st_size:  # it changed since the fstat: read on to its end
+            chunks = [data]
+            while chunk := os.read(fd, 1 << 16):
+                chunks.append(chunk)
+            data = b"".join(chunks)
+        return data
+    finally:
+        os.close(fd)
 
 
 def collisions(directory: Path, wanted: dict[str, bytes]) -> list[str]:
@@ -139,7 +151,7 @@ def drift(directory: Path, wanted: dict[str, bytes]) -> Drift:
     """How directory differs from wanted (a plan's with_manifest())."""
     result = Drift()
     for rel, data in sorted(wanted.items()):
-        current = _read(directory / rel)
+        current = _read(os.path.join(directory, rel))  # a string: a Path per file cost as much as reading it
         if current is None:
             result.missing.append(rel)
         elif current != data:
