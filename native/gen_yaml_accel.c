@@ -211,6 +211,7 @@ static int split_lines(Reader *reader, const char *text, Py_ssize_t size) {
         PyErr_NoMemory();
         return FAILED;
     }
+    int started = 0; /* a "---" line seen */
     for (Py_ssize_t begin = 0; begin < size;) {
         const char *found = memchr(text + begin, '\n', (size_t)(size - begin));
         Py_ssize_t end = found ? found - text : size;
@@ -219,9 +220,10 @@ static int split_lines(Reader *reader, const char *text, Py_ssize_t size) {
             int marker = start == begin && end - start >= 3 &&
                          (strncmp(text + start, "---", 3) == 0 || strncmp(text + start, "...", 3) == 0) &&
                          (end - start == 3 || text[start + 3] == ' ');
-            if (marker) { /* only a document start before any content, with nothing after it */
-                if (reader->count > 0 || text[start] == '.' || skip_spaces(text, start + 3, end) != end)
+            if (marker) { /* only one document start, before any content, with nothing after it */
+                if (started || reader->count > 0 || text[start] == '.' || skip_spaces(text, start + 3, end) != end)
                     return UNUSUAL;
+                started = 1;
             } else {
                 reader->lines[reader->count++] = (Line){start, end, start - begin};
             }
@@ -231,13 +233,33 @@ static int split_lines(Reader *reader, const char *text, Py_ssize_t size) {
     return PLACED;
 }
 
-/* A container opens: one more node and one more level. */
-static int enter(Reader *reader) {
-    if (++reader->nodes > max_nodes || ++reader->depth > max_depth) {
-        reader->status = UNUSUAL;
-        return -1;
+/* A new mapping or sequence as a container opens (one more node and one more level), or NULL
+ * with the reader's status set. */
+static PyObject *open_container(Reader *reader, int mapping) {
+    if (++reader->nodes > max_nodes || ++reader->depth > max_depth)
+        return halt(reader, UNUSUAL);
+    PyObject *container = mapping ? PyDict_New() : PyList_New(0);
+    return container != NULL ? container : halt(reader, FAILED);
+}
+
+/* The container's end: one level less, and the container; or, when reading it failed, NULL
+ * with the container released. */
+static PyObject *close_container(Reader *reader, PyObject *container, int failed) {
+    if (failed) {
+        Py_DECREF(container);
+        return NULL;
     }
-    return 0;
+    reader->depth--;
+    return container;
+}
+
+/* Append item (owned) to a sequence: 0, or -1 with the reader's status set. */
+static int append_item(Reader *reader, PyObject *sequence, PyObject *item) {
+    int status = PyList_Append(sequence, item);
+    Py_DECREF(item);
+    if (status < 0)
+        reader->status = FAILED;
+    return status;
 }
 
 static PyObject *read_scalar(Reader *reader, const char *text, Py_ssize_t length, int plain) {
@@ -413,11 +435,9 @@ static PyObject *read_flow(Reader *reader, Py_ssize_t at, Py_ssize_t end, Py_ssi
     const char *text = reader->text;
     int mapping = text[at] == '{';
     char close = mapping ? '}' : ']';
-    if (enter(reader) < 0)
-        return NULL;
-    PyObject *collection = mapping ? PyDict_New() : PyList_New(0);
+    PyObject *collection = open_container(reader, mapping);
     if (collection == NULL)
-        return halt(reader, FAILED);
+        return NULL;
     Py_ssize_t i = skip_spaces(text, at + 1, end);
     if (i < end && text[i] == close) {
         i++;
@@ -449,13 +469,8 @@ static PyObject *read_flow(Reader *reader, Py_ssize_t at, Py_ssize_t end, Py_ssi
             if (mapping) {
                 if (set_entry(reader, collection, key, value) < 0)
                     goto fail;
-            } else {
-                int status = PyList_Append(collection, value);
-                Py_DECREF(value);
-                if (status < 0) {
-                    reader->status = FAILED;
-                    goto fail;
-                }
+            } else if (append_item(reader, collection, value) < 0) {
+                goto fail;
             }
             i = skip_spaces(text, i, end);
             if (i < end && text[i] == ',') {
@@ -468,14 +483,12 @@ static PyObject *read_flow(Reader *reader, Py_ssize_t at, Py_ssize_t end, Py_ssi
             }
         }
     }
-    reader->depth--;
     *next = i;
-    return collection;
+    return close_container(reader, collection, 0);
 unusual:
     reader->status = UNUSUAL;
 fail:
-    Py_DECREF(collection);
-    return NULL;
+    return close_container(reader, collection, 1);
 }
 
 /* A value that ends its line, after which only spaces or a comment may follow. */
@@ -582,11 +595,9 @@ static PyObject *read_below(Reader *reader, Py_ssize_t column, int sequence_at_c
 /* Entries at `column`; the first starts at offset `at` of the current line (after a dash, or
  * the line's own start). */
 static PyObject *read_mapping(Reader *reader, Py_ssize_t column, Py_ssize_t at) {
-    if (enter(reader) < 0)
-        return NULL;
-    PyObject *mapping = PyDict_New();
+    PyObject *mapping = open_container(reader, 1);
     if (mapping == NULL)
-        return halt(reader, FAILED);
+        return NULL;
     for (;;) {
         const Line *line = &reader->lines[reader->at];
         Py_ssize_t after;
@@ -615,19 +626,15 @@ static PyObject *read_mapping(Reader *reader, Py_ssize_t column, Py_ssize_t at) 
         }
         at = line->start;
     }
-    reader->depth--;
-    return mapping;
+    return close_container(reader, mapping, 0);
 fail:
-    Py_DECREF(mapping);
-    return NULL;
+    return close_container(reader, mapping, 1);
 }
 
 static PyObject *read_sequence(Reader *reader, Py_ssize_t indent) {
-    if (enter(reader) < 0)
-        return NULL;
-    PyObject *sequence = PyList_New(0);
+    PyObject *sequence = open_container(reader, 0);
     if (sequence == NULL)
-        return halt(reader, FAILED);
+        return NULL;
     const char *text = reader->text;
     for (;;) {
         const Line *line = &reader->lines[reader->at];
@@ -643,14 +650,8 @@ static PyObject *read_sequence(Reader *reader, Py_ssize_t indent) {
         } else {
             item = read_inline(reader, line, at);
         }
-        if (item == NULL)
+        if (item == NULL || append_item(reader, sequence, item) < 0)
             goto fail;
-        int status = PyList_Append(sequence, item);
-        Py_DECREF(item);
-        if (status < 0) {
-            reader->status = FAILED;
-            goto fail;
-        }
         if (reader->at == reader->count)
             break;
         line = &reader->lines[reader->at];
@@ -661,11 +662,9 @@ static PyObject *read_sequence(Reader *reader, Py_ssize_t indent) {
             goto fail;
         }
     }
-    reader->depth--;
-    return sequence;
+    return close_container(reader, sequence, 0);
 fail:
-    Py_DECREF(sequence);
-    return NULL;
+    return close_container(reader, sequence, 1);
 }
 
 static PyObject *read_node(Reader *reader, Py_ssize_t indent) {

@@ -137,6 +137,7 @@ def test_common_shapes_are_read(text: str) -> None:
         'a: "two\n  lines"\n',
         "a: [1,\n  2]\n",
         "a: 1\n---\nb: 2\n",  # several documents
+        "---\n---\n- a\n",  # an empty one first
         "a:\tb\n",  # tab
         "a: b\r\n",
         "a: é\n",  # non-ASCII: libyaml's
