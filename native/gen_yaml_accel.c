@@ -700,18 +700,25 @@ static PyObject *read_block(const char *text, Py_ssize_t size) {
     Py_RETURN_NONE;
 }
 
-static PyObject *block_documents(PyObject *module, PyObject *text) {
-    (void)module;
+/* text's UTF-8 for the readers; NULL with an exception set before configure(), or NULL with
+ * none when text does not encode (lone surrogates): the builder reports that. */
+static const char *readable(PyObject *text, Py_ssize_t *size) {
     if (resolve_plain == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "gen_yaml_accel.configure() has not been called");
         return NULL;
     }
-    Py_ssize_t size;
-    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &size);
-    if (utf8 == NULL) {
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, size);
+    if (utf8 == NULL)
         PyErr_Clear();
-        Py_RETURN_NONE;
-    }
+    return utf8;
+}
+
+static PyObject *block_documents(PyObject *module, PyObject *text) {
+    (void)module;
+    Py_ssize_t size;
+    const char *utf8 = readable(text, &size);
+    if (utf8 == NULL)
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
     return read_block(utf8, size);
 }
 
@@ -721,16 +728,10 @@ static int tagged(const yaml_char_t *tag) {
 
 static PyObject *simple_documents(PyObject *module, PyObject *text) {
     (void)module;
-    if (resolve_plain == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "gen_yaml_accel.configure() has not been called");
-        return NULL;
-    }
     Py_ssize_t size;
-    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &size);
-    if (utf8 == NULL) { /* not encodable (lone surrogates): the builder reports it */
-        PyErr_Clear();
-        Py_RETURN_NONE;
-    }
+    const char *utf8 = readable(text, &size);
+    if (utf8 == NULL)
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
     PyObject *docs = read_block(utf8, size);
     if (docs != Py_None)
         return docs; /* read, or failed */
