@@ -5,9 +5,8 @@ takes its next batch of items from one shared queue (a pipe of batch numbers, fi
 the fork), so a process that starts late or meets slow items simply takes fewer. Children
 inherit everything already in memory (compiled schemas, templates, the items), so nothing is
 sent to them; each writes every batch's results as it finishes it, pickled (or, given a Codec,
-as marshal data), and this process puts them in input order once the child has exited, so
-output never depends on scheduling. Where fork
-is not available, or the work is small, everything runs in this process.
+as marshal data), and this process puts them in input order, so output never depends on
+scheduling. Where fork is not available, or the work is small, everything runs in this process.
 """
 
 from __future__ import annotations
@@ -68,8 +67,7 @@ def batches(count: int, processes: int, weights: Sequence[int] | None = None) ->
 
 class Codec(NamedTuple, Generic[R]):
     """Results as plain values (str, int, float, bool, None, lists, tuples, dicts, sets) and
-    back: marshal writes and reads those in about 60% of pickle's time, most of it on the
-    critical path (a child's last act, then this process's wait)."""
+    back: marshal writes and reads those in about 60% of pickle's time."""
 
     to_plain: Callable[[R], Any]
     from_plain: Callable[[Any], R]
@@ -122,8 +120,8 @@ def _send(results: int, message: bytes) -> None:
 
 def _fork(
     fn: Callable[[T], R], items: Sequence[T], queue: int, plan: list[list[int]], codec: Codec[R] | None
-) -> tuple[int, int]:
-    """A child working through the queue; returns its pid and the file its results go to."""
+) -> _Child:
+    """A child working through the queue, writing its results as it goes."""
     results = _results_file()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -133,7 +131,7 @@ def _fork(
         os.close(results)
         raise
     if pid:
-        return pid, results
+        return _Child(pid, results)
     status = 0  # in the child from here on: it never returns, it exits
     try:
         try:
@@ -242,7 +240,7 @@ def map_in_order(
     gc.freeze()
     try:
         for _ in range(processes - 1):  # inside the try: a fork that fails still stops the ones before it
-            children.append(_Child(*_fork(fn, items, queue, plan, codec)))
+            children.append(_fork(fn, items, queue, plan, codec))
         if meanwhile is not None:
             meanwhile()
             for child in children:  # what they finished meanwhile, decoded while they go on

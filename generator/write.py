@@ -127,11 +127,11 @@ def _read(path: str | Path) -> bytes | None:
             return None
         raise GeneratorError(f"cannot read {path}: {err.strerror}") from err
     try:
-        size = os.fstat(fd)
-        if not stat.S_ISREG(size.st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             return None
-        data = os.read(fd, size.st_size + 1)
-        if len(data) != size.st_size:  # it changed since the fstat: read on to its end
+        data = os.read(fd, info.st_size + 1)
+        if len(data) != info.st_size:  # it changed since the fstat: read on to its end
             chunks = [data]
             while chunk := os.read(fd, 1 << 16):
                 chunks.append(chunk)
