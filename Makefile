@@ -11,17 +11,10 @@ $(BIN)/gen: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	@touch $@
 
-# The optional C fast path of the YAML loader and writer (needs a C compiler and libyaml-dev); without it
-# gen uses the same path in Python.
-$(VENV)/.accel: native/gen_yaml_accel.c native/setup.py native/pyproject.toml | $(BIN)/gen
-	$(BIN)/pip install --quiet --force-reinstall ./native >/dev/null 2>&1 \
-		|| echo "gen: native YAML fast path not built (needs a C compiler and libyaml-dev); using Python"
-	@touch $@
-
-render: $(BIN)/gen $(VENV)/.accel
+render: $(BIN)/gen
 	$(BIN)/gen render policies --out deploy
 
-test: $(BIN)/gen $(VENV)/.accel
+test: $(BIN)/gen
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/pytest -q
@@ -40,7 +33,7 @@ scanner: .venv-scan/bin/checkov
 	.venv-kapitan/bin/pip install --quiet --upgrade pip
 	.venv-kapitan/bin/pip install --quiet 'kapitan>=0.36,<0.37'
 
-bench: $(BIN)/gen $(VENV)/.accel .venv-kapitan/bin/kapitan
+bench: $(BIN)/gen .venv-kapitan/bin/kapitan
 	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python benchmarks/bench.py --kapitan .venv-kapitan/bin/kapitan
 

@@ -121,7 +121,7 @@ class _LoadError(Exception):
         self.hint = hint
 
 
-_Mark = Any  # yaml.error.Mark, or the C loader's own Mark type
+_Mark = Any  # yaml.error.Mark, or libyaml's own Mark type
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
@@ -495,40 +495,8 @@ def _simple_documents(text: str) -> list[Any]:
     return docs
 
 
-@lru_cache(maxsize=16384)  # values are immutable; a cache hit from C never enters Python code
-def _plain_value(value: str) -> Any:
-    """A plain scalar as the builder constructs it, or _UNUSUAL_VALUE (the C path's callback)."""
-    tag, result = _scalar_tag_and_value(None, value, (True, False), "")
-    return _UNUSUAL_VALUE if tag is None or tag == _MERGE_TAG else result
-
-
-_UNUSUAL_VALUE = object()
-
-
-def _configure_accel(max_nodes: int) -> None:
-    """Tell the C path how plain scalars resolve (by first character) and where its limits are."""
-    assert _accel is not None
-    _accel.configure(_plain_value, _UNUSUAL_VALUE, "".join(_RESOLVER_KEYS), max_nodes, MAX_DEPTH)
-
-
-_RESOLVER_KEYS = list(SAFE_LOADER.yaml_implicit_resolvers)
-try:  # the same simple path in C (native/, optional): libyaml's events never become Python objects
-    import gen_yaml_accel as _accel
-except ImportError:  # pragma: no cover - not built on this machine
-    _accel = None
-else:
-    # the C side shortcuts plain scalars by first byte, so every resolver must be keyed by one ASCII character
-    if all(isinstance(k, str) and len(k) <= 1 and k.isascii() for k in _RESOLVER_KEYS):
-        _configure_accel(MAX_NODES)
-    else:  # pragma: no cover - a PyYAML whose resolvers the C side cannot mirror
-        _accel = None
-
-
 def _simple(text: str) -> list[Any] | None:
-    """The documents of text by the simple path (C where built), or None: the builder decides."""
-    if _accel is not None:
-        result: list[Any] | None = _accel.simple_documents(text)
-        return result
+    """The documents of text by the simple path, or None: the builder decides."""
     try:
         return _simple_documents(text)
     except _Unusual:

