@@ -1,3 +1,18 @@
-"""gen: GitOps policy/manifest generator for GPU and scale-sensitive Kubernetes workloads."""
+"""gen: GitOps policy/manifest generator for GPU and scale-sensitive Kubernetes workloads.
+
+The pipeline is load -> validate policies -> render -> validate manifests -> write
+(`pipeline.py`); the folders are its concerns, and imports run down this list only:
+
+    cli.py, commands/   flags -> options -> one core call -> report -> exit code
+    pipeline.py         strings the stages together for render, lint and check
+    preview/            beside the pipeline: `gen explain` and `gen cost`
+    render/             stages 3 and 5: templates -> objects, the plan per target, the atomic writer
+    policies/           stages 1-2: the policy model, targets, derived values, cross-policy rules
+    kube/               stage 4 and `gen validate`: what Kubernetes refuses, per version
+    yamlio/             YAML in (with positions for findings) and out (canonical bytes)
+    problems.py, reporters.py, errors.py, schemas.py, resources.py, layout.py, parallel.py
+                        shared by all: findings, their output, fatal errors, bundled schemas and
+                        data, the output directory's shape, and the process fan-out
+"""
 
 __version__ = "0.1.0"

@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from generator import parallel
+from generator.policies.targets import Target
+from generator.policies.validate import check_policies, load_policies
 from generator.problems import Problem, has_errors
-from generator.targets import Target
-from generator.validate_policies import check_policies, load_policies
 
 if TYPE_CHECKING:
-    from generator.render import TargetRender
-    from generator.write import DirPlan
+    from generator.render.templates import TargetRender
+    from generator.render.write import DirPlan
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def _checked_targets(
 
 def render_targets(policy_dir: Path, only: tuple[str, ...] = ()) -> tuple[list[TargetRender], list[Problem]]:
     """Stages 1-3: load, check and render every selected target (no manifest validation yet)."""
-    from generator.render import render_target
+    from generator.render.templates import render_target
 
     targets, problems = _checked_targets(policy_dir, only)
     renders = []
@@ -64,7 +64,7 @@ def _prepare_render() -> None:
     """Import the render machinery and build what every render worker would otherwise build for
     itself: done here while worker processes load policies, and inherited by the render
     workers forked next."""
-    from generator import plan  # here, not at the top: see plan's docstring
+    from generator.render import plan  # here, not at the top: see plan's docstring
 
     plan.prepare()
 
@@ -76,7 +76,7 @@ def render(options: RenderOptions) -> RenderResult:
     collected in target order, so the output does not depend on scheduling.
     """
     targets, problems = _checked_targets(options.policy_dir, options.targets, _prepare_render)
-    from generator import plan  # imported already by _prepare_render, where loading forked
+    from generator.render import plan  # imported already by _prepare_render, where loading forked
 
     result = RenderResult(problems)
     job = partial(plan.render_and_plan, out_name=options.out.name)

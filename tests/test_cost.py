@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator.cost import CostWeights, SampleError, calculate_cost
-from generator.policy import builtin_policy
+from generator.policies.policy import builtin_policy
+from generator.preview.cost import CostWeights, SampleError, calculate_cost
 from tests.conftest import Run
 
 NOW = datetime(2026, 12, 2, 10, 0, 30, tzinfo=UTC)

@@ -24,7 +24,8 @@ COST = "controller.kubernetes.io/pod-deletion-cost"
 
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from generator import pipeline, write
+    from generator import pipeline
+    from generator.render import write
 
     policies = tmp_path_factory.mktemp("in") / "policies"
     shutil.copytree(POLICIES, policies)
@@ -138,7 +139,7 @@ def test_the_policy_is_bound_and_scoped(policy: dict[str, Any], rendered: Path) 
 def test_cost_writer_objects_pass_strict_validation_and_semantic_checks(rendered: Path) -> None:
     import kubernetes_validate
 
-    from generator.validate_manifests import ManifestValidator
+    from generator.kube.validate import ManifestValidator
 
     validator = ManifestValidator("1.35", [])
     paths = sorted(rendered.rglob("*deletion-cost-writer*.yaml")) + sorted(

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from generator.gpu import Node, affinity_mismatch, packing_score, pod_requests
+from generator.preview.gpu import Node, affinity_mismatch, packing_score, pod_requests
 from tests.conftest import POLICIES, Run
 
 MODEL = "training.example.com/gpu-model"

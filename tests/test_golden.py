@@ -44,7 +44,8 @@ def test_optional_templates_name_a_field_of_their_kind() -> None:
     """A misspelt guard would silently drop an object from every render."""
     import json
 
-    from generator import render, schemas
+    from generator import schemas
+    from generator.render import templates as render
 
     for kind, templates in render.TEMPLATES.items():
         spec = json.loads((ROOT / "schemas" / schemas.policy_schema_file(kind)).read_text())["properties"]["spec"]

@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from generator import pipeline, write
+from generator import pipeline
+from generator.render import write
 from tests.conftest import edit, tree
 
 WATCHED = {"link", "symlink", "chmod", "rename", "open", "fsync", "rmtree", "copy2", "mkdir", "makedirs", "rmdir"}

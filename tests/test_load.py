@@ -11,10 +11,10 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator import load
-from generator.load import MAX_DEPTH, MAX_NODES, YamlError, _documents, load_text, parse_yaml
-from generator.policy import Policy, build_policies
+from generator.policies.policy import Policy, build_policies
 from generator.problems import Problem, Severity
+from generator.yamlio import load
+from generator.yamlio.load import MAX_DEPTH, MAX_NODES, YamlError, _documents, load_text, parse_yaml
 from tests.conftest import POLICIES
 from tests.test_properties import nasty
 
@@ -195,7 +195,7 @@ def test_timestamps_and_yaml11_scalars_match_pyyaml() -> None:
 def test_yaml_files_are_found_in_path_order_without_hidden_entries_or_symlinked_dirs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from generator.load import yaml_files
+    from generator.yamlio.load import yaml_files
 
     root = tmp_path / "policies"
     for rel in [

@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from generator import pipeline
-from generator.load import load_text
-from generator.policy import build_policies
+from generator.policies.policy import build_policies
 from generator.problems import has_errors
+from generator.yamlio.load import load_text
 from tests.conftest import POLICIES
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -102,7 +102,7 @@ documents = st.recursive(
 @SETTINGS
 @given(obj=documents)
 def test_fast_yaml_writer_matches_pyyaml(obj: object) -> None:
-    from generator.serialize import dump_yaml, dump_yaml_reference
+    from generator.yamlio.serialize import dump_yaml, dump_yaml_reference
 
     text = dump_yaml(obj)
     assert text == dump_yaml_reference(obj)
@@ -129,7 +129,7 @@ def _outcome(write: Callable[[], str]) -> str:
     ],
 )
 def test_yaml_layout_matches_pyyaml_on_edge_cases(obj: object) -> None:
-    from generator.serialize import dump_yaml, dump_yaml_reference
+    from generator.yamlio.serialize import dump_yaml, dump_yaml_reference
 
     assert _outcome(lambda: dump_yaml(obj)) == _outcome(lambda: dump_yaml_reference(obj))
 
@@ -148,7 +148,7 @@ flow_values = st.recursive(
 @SETTINGS
 @given(obj=flow_values)
 def test_flow_values_read_back_as_written(obj: object) -> None:
-    from generator.serialize import yaml_scalar
+    from generator.yamlio.serialize import yaml_scalar
 
     text = _outcome(lambda: yaml_scalar(obj))
     if not text.endswith("Error"):
@@ -191,7 +191,7 @@ WORDS = st.from_regex(r"[A-Za-z][A-Za-z0-9._/:-]{0,30}", fullmatch=True) | st.sa
 @SETTINGS
 @given(words=st.lists(WORDS, min_size=1, max_size=6))
 def test_names_and_paths_are_spelled_as_pyyaml_spells_them(words: list[str]) -> None:
-    from generator.serialize import dump_yaml, dump_yaml_reference
+    from generator.yamlio.serialize import dump_yaml, dump_yaml_reference
 
     obj = {w: [w, {w: w}] for w in words}
     assert dump_yaml(obj) == dump_yaml_reference(obj)
@@ -220,8 +220,8 @@ replacements = (
 @given(data=st.data())
 def test_mutated_bundled_policies_render_valid_manifests_or_located_findings(tmp_path_factory, data) -> None:
     """Hundreds of random edits of the real policies: never a crash, never an invalid manifest."""
+    from generator.kube.validate import k8s_validator
     from generator.schemas import MANIFEST_SCHEMA_FILES, validator
-    from generator.validate_manifests import k8s_validator
 
     name = data.draw(st.sampled_from(sorted(BUNDLED)))
     doc = yaml.safe_load(BUNDLED[name])
@@ -258,7 +258,7 @@ def test_defaults_are_filled_into_a_copy_that_shares_nothing() -> None:
     import copy
 
     from generator import schemas
-    from generator.load import load_documents
+    from generator.yamlio.load import load_documents
 
     def containers(value: object) -> list[int]:
         if isinstance(value, dict):
@@ -297,8 +297,8 @@ template_values = st.recursive(
 @given(value=template_values)
 def test_template_values_parse_back_to_themselves(value: object) -> None:
     """What a template writes for `{{ value }}` is read back as value, type included (1e-05 was read as a string)."""
-    from generator.load import parse_yaml
-    from generator.serialize import yaml_scalar
+    from generator.yamlio.load import parse_yaml
+    from generator.yamlio.serialize import yaml_scalar
 
     assert _typed(parse_yaml(f"v: {yaml_scalar(value)}\n")["v"]) == _typed(value)
 
@@ -306,7 +306,7 @@ def test_template_values_parse_back_to_themselves(value: object) -> None:
 def _within_json_bound(text: str) -> None:
     import json
 
-    from generator.validate_manifests import JSON_BYTES_PER_YAML_CHAR
+    from generator.kube.validate import JSON_BYTES_PER_YAML_CHAR
 
     docs, problems = load_text(text, "f.yaml")
     assert not problems, problems
@@ -348,7 +348,7 @@ json_values = st.recursive(
 @SETTINGS
 @given(value=json_values, flow=st.sampled_from([True, False, None]), unicode=st.booleans())
 def test_compact_json_bound_holds_for_dumped_yaml(value: object, flow: bool | None, unicode: bool) -> None:
-    from generator.serialize import dump_yaml
+    from generator.yamlio.serialize import dump_yaml
 
     _within_json_bound(yaml.safe_dump(value, default_flow_style=flow, allow_unicode=unicode, width=20))
     _within_json_bound(dump_yaml(value))

@@ -93,8 +93,8 @@ def test_an_unreadable_output_file_is_a_gen_error(gen, policy_copy: Path, tmp_pa
 
     import pytest
 
-    from generator import write
     from generator.errors import GeneratorError
+    from generator.render import write
 
     out = tmp_path / "deploy"
     assert gen("render", policy_copy, "--out", out).code == 0
@@ -147,7 +147,7 @@ def test_diff_writes_nothing(gen, policy_copy: Path, tmp_path: Path) -> None:
 
 
 def test_failed_swap_keeps_previous_output(gen, policy_copy: Path, tmp_path: Path, monkeypatch) -> None:
-    from generator import write
+    from generator.render import write
 
     out = tmp_path / "deploy"
     assert gen("render", policy_copy, "--out", out).code == 0
@@ -170,7 +170,7 @@ def test_staged_files_are_flushed_before_the_swap(gen, policy_copy: Path, tmp_pa
     import errno
     import os
 
-    from generator import write
+    from generator.render import write
 
     flushed: list[str] = []
 

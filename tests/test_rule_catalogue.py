@@ -391,7 +391,7 @@ def test_every_documented_rule_has_a_failing_fixture() -> None:
 
 
 def test_file_rules(gen, tmp_path: Path) -> None:
-    from generator.load import load_file
+    from generator.yamlio.load import load_file
 
     root = tmp_path / "policies"
     root.mkdir()
@@ -441,7 +441,7 @@ def test_render_rules(gen, policy_copy: Path, tmp_path: Path) -> None:
     ],
 )
 def test_template_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str, rule: str) -> None:
-    from generator import render
+    from generator.render import templates as render
 
     (tmp_path / "templates").mkdir()
     (tmp_path / "templates" / "t.yaml.j2").write_text(source)
@@ -461,7 +461,7 @@ def test_a_broken_template_compiled_ahead_is_still_reported_by_the_render(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Templates compiled while policies load must not turn a syntax error into a crash."""
-    from generator import render
+    from generator.render import templates as render
 
     broken = tmp_path / "templates" / "replicatedservice" / "deployment.yaml.j2"
     broken.parent.mkdir(parents=True)
@@ -482,7 +482,7 @@ def test_field_lookup_on_mappings_answers_as_jinjas_sandbox() -> None:
     import jinja2
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-    from generator import render
+    from generator.render import templates as render
 
     ours, jinjas = render._environment("yaml"), ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined)
     spec = {"image": "x", "items": 3, "get": 4, "__class__": 5, "mro": 6, "empty": None}

@@ -13,7 +13,8 @@ from tests.conftest import POLICIES
 
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from generator import pipeline, write
+    from generator import pipeline
+    from generator.render import write
 
     out = tmp_path_factory.mktemp("out") / "deploy"
     result = pipeline.render(pipeline.RenderOptions(POLICIES, out))

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from generator import schemas
-from generator.validate_manifests import k8s_validator
+from generator.kube.validate import k8s_validator
 from tests.conftest import POLICIES
 from tests.test_validate import INVALID, VALID
 

@@ -6,9 +6,9 @@ import json
 import sys
 from pathlib import Path
 
-from generator import validate_policies
-from generator.cost import CostWeights, SampleError, calculate_cost, current_time, deletion_cost_patch, pod_uid
-from generator.inputs import read_input
+from generator.policies import validate as validate_policies
+from generator.preview.cost import CostWeights, SampleError, calculate_cost, current_time, deletion_cost_patch, pod_uid
+from generator.preview.inputs import read_input
 from generator.problems import Problem, Severity, exit_code, has_errors
 from generator.reporters import report
 

@@ -7,11 +7,12 @@ import math
 import sys
 from pathlib import Path
 
-from generator import gpu, pipeline
-from generator.cost import SampleError, current_time
+from generator import pipeline
 from generator.errors import GeneratorError
-from generator.inputs import read_input
-from generator.policy import Policy
+from generator.policies.policy import Policy
+from generator.preview import gpu
+from generator.preview.cost import SampleError, current_time
+from generator.preview.inputs import read_input
 from generator.problems import Problem, Severity, exit_code, has_errors
 from generator.reporters import report
 

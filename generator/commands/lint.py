@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator import validate_policies
+from generator.policies import validate as validate_policies
 from generator.problems import exit_code
 from generator.reporters import report
 

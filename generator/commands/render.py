@@ -11,7 +11,7 @@ from generator.problems import Problem, Severity, has_errors
 from generator.reporters import report
 
 if TYPE_CHECKING:
-    from generator.write import DirPlan
+    from generator.render.write import DirPlan
 
 # The writer is imported where it is used: a large render imports it while policies load
 # (see generator.plan), so importing it up front would only delay that loading.
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def run(policy_dir: Path, out: Path, targets: tuple[str, ...], check: bool, diff: bool, fmt: str, strict: bool) -> int:
     result = pipeline.render(pipeline.RenderOptions(policy_dir, out, targets))
-    from generator import write
+    from generator.render import write
 
     shown = [p for p in result.problems if p.severity > Severity.INFO]  # advice is `gen lint`'s to give
     failed = has_errors(shown, strict)
@@ -50,7 +50,7 @@ def run(policy_dir: Path, out: Path, targets: tuple[str, ...], check: bool, diff
 
 
 def _check(out: Path, plans: list[DirPlan], fmt: str, warnings: list[Problem]) -> int:
-    from generator import write
+    from generator.render import write
 
     """Drift as findings, reported together with the render's warnings in one report."""
     problems: list[Problem] = []

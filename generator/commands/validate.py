@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from generator.kube.validate import validate_paths
 from generator.problems import exit_code
 from generator.reporters import report
-from generator.validate_manifests import validate_paths
 
 
 def run(paths: tuple[Path, ...], version: str, plugins: tuple[str, ...], fmt: str, strict: bool) -> int:

@@ -5,18 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.load import Document, SourceMap
-from generator.policy import Policy
+from generator.layout import GITOPS_DIR
+from generator.policies.policy import Policy
 from generator.problems import Problem
+from generator.yamlio.load import Document, SourceMap
 
 DEFAULT_TARGET = "default"
 DEFAULT_VERSION = "1.35"
-# Argo CD Applications and Flux Kustomizations live here, outside every directory they sync.
-GITOPS_DIR = "_gitops"
-# Fragments for tools gen does not render (Helm values, JSON patches): files, not resources.
-FRAGMENTS_DIR = "integrations"
-# Lists the files gen owns in a directory it writes.
-MANIFEST_FILE = ".gen-manifest.json"
 
 
 @dataclass

@@ -7,12 +7,13 @@ import with the loading instead of paying for it before the first policy is read
 
 from __future__ import annotations
 
-from generator import write
+from generator.kube.validate import ManifestValidator, load_kubernetes_schemas
+from generator.layout import GITOPS_DIR
+from generator.policies.targets import DEFAULT_VERSION, Target
 from generator.problems import Problem, Severity, json_path
-from generator.render import Manifest, TargetRender, compile_templates, render_gitops, render_target
-from generator.serialize import dump_yaml
-from generator.targets import DEFAULT_VERSION, GITOPS_DIR, Target
-from generator.validate_manifests import ManifestValidator, load_kubernetes_schemas
+from generator.render import write
+from generator.render.templates import Manifest, TargetRender, compile_templates, render_gitops, render_target
+from generator.yamlio.serialize import dump_yaml
 
 # Kinds a repository holds by the hundred: their templates are worth compiling ahead.
 _NUMEROUS_KINDS = ("ReplicatedService", "GpuWorkload")

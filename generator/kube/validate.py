@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 import jsonschema_rs
 
-from generator import parallel, schemas, semantic
+from generator import parallel, schemas
 from generator.errors import GeneratorError
-from generator.load import YamlError, load_file, parse_yaml, yaml_files
+from generator.kube import semantic
+from generator.kube.scheduler_config import check_config
+from generator.kube.semantic import Finding, Path
+from generator.layout import FRAGMENTS_DIR, MANIFEST_FILE
 from generator.problems import Problem, Severity, json_path
-from generator.scheduler_config import check_config
-from generator.semantic import Finding, Path
-from generator.targets import FRAGMENTS_DIR, MANIFEST_FILE
+from generator.yamlio.load import YamlError, load_file, parse_yaml, yaml_files
 
 if TYPE_CHECKING:  # the reference implementation is imported only to explain a failure
     from referencing import Registry

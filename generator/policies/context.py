@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.policy import Policy
-from generator.semantic import DELETION_COST
-from generator.targets import FRAGMENTS_DIR, Target
+from generator.kube.semantic import DELETION_COST
+from generator.layout import FRAGMENTS_DIR
+from generator.policies.policy import Policy
+from generator.policies.targets import Target
 
 SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 KSM_ALLOWLIST_FLAG = f"--metric-annotations-allowlist=pods=[{DELETION_COST}]"

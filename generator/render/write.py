@@ -26,7 +26,7 @@ from pathlib import Path
 
 from generator import parallel
 from generator.errors import GeneratorError
-from generator.targets import MANIFEST_FILE
+from generator.layout import MANIFEST_FILE
 
 STAGING_PREFIX = ".gen-staging-"
 FILE_MODE = 0o644

@@ -14,11 +14,11 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from generator.cost import SampleError, parse_timestamp
-from generator.inputs import InputFile
-from generator.load import Path_
+from generator.kube.quantity import parse_quantity
+from generator.preview.cost import SampleError, parse_timestamp
+from generator.preview.inputs import InputFile
 from generator.problems import Problem
-from generator.quantity import parse_quantity
+from generator.yamlio.load import Path_
 
 POD_LEVEL_RESOURCES = frozenset({"cpu", "memory"})
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})

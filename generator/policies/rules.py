@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from generator import context
-from generator.policy import Policy, builtin_policy
+from generator.kube.scheduler_config import IN_TREE_PLUGINS, KNOWN_OUT_OF_TREE, check_config, enabled_plugins
+from generator.kube.semantic import DELETION_COST
+from generator.policies import context
+from generator.policies.policy import Policy, builtin_policy
+from generator.policies.targets import Target
 from generator.problems import Problem, Severity
-from generator.scheduler_config import IN_TREE_PLUGINS, KNOWN_OUT_OF_TREE, check_config, enabled_plugins
-from generator.semantic import DELETION_COST
-from generator.targets import Target
 
 
 def _tiers(target: Target) -> tuple[dict[str, tuple[int, int]], int, Policy | None]:

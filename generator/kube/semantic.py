@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from generator import names
+from generator.kube import names
+from generator.kube.quantity import parse_quantity
 from generator.problems import Severity
-from generator.quantity import parse_quantity
 
 DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 ANNOTATIONS_MAX_BYTES = 262144

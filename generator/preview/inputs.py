@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.load import MAX_FILE_BYTES, Path_, SourceMap, load_text
 from generator.problems import Problem, Severity, json_path
+from generator.yamlio.load import MAX_FILE_BYTES, Path_, SourceMap, load_text
 
 STDIN = "-"
 

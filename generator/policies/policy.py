@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from generator import schemas
 from generator.errors import GeneratorError
-from generator.load import Document, Scalar, SourceMap
 from generator.problems import Problem
+from generator.yamlio.load import Document, Scalar, SourceMap
 
 if TYPE_CHECKING:
     import jsonschema

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from generator.policy import Policy
-from generator.semantic import DELETION_COST
+from generator.kube.semantic import DELETION_COST
+from generator.policies.policy import Policy
 
 ANNOTATION_PATH = "/metadata/annotations/" + DELETION_COST.replace("~", "~0").replace("/", "~1")
 

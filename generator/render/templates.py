@@ -19,13 +19,13 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from generator import context as ctx
-from generator.load import YamlError, parse_yaml
-from generator.policy import Policy
+from generator.policies import context as ctx
+from generator.policies.policy import Policy
+from generator.policies.targets import Target
 from generator.problems import Problem, Severity
 from generator.resources import data_dir
-from generator.serialize import canonical, dump_yaml, yaml_scalar
-from generator.targets import Target
+from generator.yamlio.load import YamlError, parse_yaml
+from generator.yamlio.serialize import canonical, dump_yaml, yaml_scalar
 
 CLUSTER_SCOPED = frozenset(
     {

@@ -10,8 +10,8 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from generator.kube.semantic import Finding, Path, _err, _warn
 from generator.problems import Severity
-from generator.semantic import Finding, Path, _err, _warn
 
 EXTENSION_POINTS = (
     "preEnqueue",

@@ -10,12 +10,13 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from generator import parallel, rules
+from generator import parallel
 from generator.errors import GeneratorError
-from generator.load import load_file, yaml_files
-from generator.policy import Policy, build_policy, builtin_policy, unique_policies
+from generator.policies import rules
+from generator.policies.policy import Policy, build_policy, builtin_policy, unique_policies
+from generator.policies.targets import Target, resolve_targets
 from generator.problems import Problem, has_errors
-from generator.targets import Target, resolve_targets
+from generator.yamlio.load import load_file, yaml_files
 
 Built = list[tuple[Policy | None, list[Problem]]]
 

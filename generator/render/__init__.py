@@ -1,0 +1,1 @@
+"""Rendering: templates to objects, the plan per target, and the atomic writer. Stages 3 and 5."""
