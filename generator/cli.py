@@ -143,6 +143,31 @@ def explain_gpu_cmd(
     raise typer.Exit(explain.run(nodes, pods, utilization, policy_dir, tuple(target or ()), now, max_age, fmt.value))
 
 
+@explain_app.command("scale-down")
+def explain_scale_down_cmd(
+    pods: Annotated[Path, typer.Option("--pods", help="`kubectl get pods -o json` output ('-' = stdin).")],
+    deployment: Annotated[str, typer.Option("--deployment", help="The Deployment that scales down.")],
+    to: Annotated[
+        int | None, typer.Option("--to", help="Replicas after the scale-down [default: the HPA's minReplicas].")
+    ] = None,
+    namespace: Annotated[str | None, typer.Option("--namespace", help="The Deployment's namespace.")] = None,
+    now: Annotated[str | None, typer.Option("--now", help="Current time (ISO 8601 with timezone).")] = None,
+    replicasets: Annotated[
+        Path | None, typer.Option("--replicasets", help="`kubectl get rs -o json` output: ReplicaSets by owner.")
+    ] = None,
+    policy_dir: Annotated[
+        Path | None, typer.Argument(help="Policy directory, for --to from the ReplicatedService's autoscaling.")
+    ] = None,
+    fmt: Annotated[ExplainFormat, typer.Option("--format", help="Output format.")] = ExplainFormat.text,
+) -> None:
+    """Preview which Pods the ReplicaSet controller deletes when a Deployment scales down."""
+    from generator.commands import scaledown
+
+    if policy_dir is None and to is None and Path("policies").is_dir():
+        policy_dir = Path("policies")
+    raise typer.Exit(scaledown.run(pods, replicasets, deployment, namespace, to, now, policy_dir, fmt.value))
+
+
 @app.command("cost")
 def cost_cmd(
     sample: Annotated[Path, typer.Option("--sample", help="One metrics sample of a Pod, JSON or YAML ('-' = stdin).")],
