@@ -220,3 +220,60 @@ def test_bundled_policy_gives_the_seed_costs(gen: Callable[..., Run], tmp_path: 
 
     result = gen("cost", "--sample", write(tmp_path, sample()), "--now", NOW.isoformat(), POLICIES)
     assert json.loads(result.out)[1]["value"] == "200"
+
+
+def connections_policies(tmp_path: Path, cap: int = 1000) -> Path:
+    policies = no_policies(tmp_path)
+    (policies / "cost.yaml").write_text(
+        f"apiVersion: gen/v1alpha1\nkind: DeletionCostPolicy\nmetadata:\n  name: conns\nspec:\n"
+        f"  policy: connections\n  cap: {cap}\n"
+    )
+    return policies
+
+
+def connections_sample(**changes: Any) -> dict[str, Any]:
+    base = {"pod_uid": "0f6b9c1e", "observed_at": "2026-12-02T10:00:00Z", "active_connections": 0}
+    return {**base, **changes}
+
+
+@pytest.mark.parametrize(("connections", "cost"), [(0, "0"), (9, "100"), (10, "500"), (99, "500"), (100, "1000")])
+def test_connections_policy_is_the_seeds_cost_for_connections(
+    gen: Callable[..., Run], tmp_path: Path, connections: int, cost: str
+) -> None:
+    path = write(tmp_path, connections_sample(active_connections=connections))
+    result = gen("cost", "--sample", path, "--now", NOW.isoformat(), connections_policies(tmp_path))
+    assert result.code == 0, result.err
+    assert json.loads(result.out) == [
+        {"op": "test", "path": "/metadata/uid", "value": "0f6b9c1e"},
+        {"op": "add", "path": ANNOTATION_PATH, "value": cost},
+    ]
+
+
+def test_connections_policy_is_capped_and_silent_when_unchanged(gen: Callable[..., Run], tmp_path: Path) -> None:
+    policies = connections_policies(tmp_path, cap=300)
+    path = write(tmp_path, connections_sample(active_connections=50))
+    assert json.loads(gen("cost", "--sample", path, "--now", NOW.isoformat(), policies).out)[1]["value"] == "300"
+    assert gen("cost", "--sample", path, "--now", NOW.isoformat(), "--last-cost", "300", policies) == Run(0, "", "")
+    stale = write(tmp_path, connections_sample(observed_at="2026-12-02T09:00:00Z"))
+    result = gen("cost", "--sample", stale, "--now", NOW.isoformat(), policies)
+    assert (result.code, result.out) == (1, "") and "stale" in result.err
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (True, "active_connections must be a non-negative integer, got true"),
+        (2.5, "active_connections must be a non-negative integer, got 2.5"),
+        (-1, "active_connections must be a non-negative integer, got -1"),
+        (None, "the sample has no active_connections"),
+    ],
+)
+def test_connections_policy_rejects_bad_counts(
+    gen: Callable[..., Run], tmp_path: Path, value: object, message: str
+) -> None:
+    data = connections_sample(active_connections=value)
+    if value is None:
+        del data["active_connections"]
+    result = gen("cost", "--sample", write(tmp_path, data), "--now", NOW.isoformat(), connections_policies(tmp_path))
+    assert (result.code, result.out) == (1, "")
+    assert "sample.json:1:" in result.err and "cost-sample" in result.err and message in result.err

@@ -1,4 +1,5 @@
-"""The seed's deletion-cost metrics policy (`calculate_cost`) driven by a DeletionCostPolicy.
+"""The seed's deletion-cost policies, driven by a DeletionCostPolicy: `metrics` (the Python
+`calculate_cost`) and `connections` (the Go `CostForConnections`).
 
 A sample is one fresh, per-Pod observation. Anything doubtful (stale or naive timestamps,
 booleans, negative or non-finite numbers) is refused rather than guessed, so the caller keeps
@@ -37,6 +38,7 @@ class CostWeights:
     cap: int
     max_age_seconds: float
     max_future_seconds: float
+    policy: str = "metrics"
 
     @classmethod
     def from_policy(cls, policy: Policy) -> CostWeights:
@@ -51,6 +53,7 @@ class CostWeights:
             cap=policy.spec["cap"],
             max_age_seconds=sample["maxAgeSeconds"],
             max_future_seconds=sample["maxFutureSeconds"],
+            policy=policy.spec["policy"],
         )
 
 
@@ -103,8 +106,12 @@ def pod_uid(sample: Mapping[str, Any]) -> str:
     return uid
 
 
+# The seed's CostForConnections: (connections below, cost); more connections cost 1000.
+CONNECTION_BRACKETS = ((1, 0), (10, 100), (100, 500))
+
+
 def calculate_cost(sample: Mapping[str, Any], now: datetime, weights: CostWeights) -> int:
-    """The seed's calculate_cost with the policy's weights; raises SampleError for a doubtful sample."""
+    """The cost of a fresh sample by the policy's rule; raises SampleError for a doubtful sample."""
     if not isinstance(sample, Mapping):
         raise SampleError("", "a sample must be a mapping of metric names to values")
     observed = parse_timestamp(_field(sample, "observed_at"), "observed_at")
@@ -117,10 +124,12 @@ def calculate_cost(sample: Mapping[str, Any], now: datetime, weights: CostWeight
         )
     if age > weights.max_age_seconds:
         raise SampleError("observed_at", f"the sample is stale: {age:g}s old (limit {weights.max_age_seconds:g}s)")
+    if weights.policy == "connections":
+        connections = _count(sample, "active_connections")
+        cost = next((cost for below, cost in CONNECTION_BRACKETS if connections < below), 1000)
+        return min(weights.cap, cost)
 
-    active = _field(sample, "active_requests")
-    if isinstance(active, bool) or not isinstance(active, int) or active < 0:
-        raise SampleError("active_requests", f"active_requests must be a non-negative integer, got {_shown(active)}")
+    active = _count(sample, "active_requests")
     hit_rate = _number(sample, "cache_hit_rate")
     latency = _number(sample, "avg_response_time_ms")
     if not 0 <= hit_rate <= 1:
@@ -132,6 +141,13 @@ def calculate_cost(sample: Mapping[str, Any], now: datetime, weights: CostWeight
     raw_cost += next((bonus for below, bonus in weights.latency_bonus if latency < below), 0)
     # Coarse buckets reduce annotation churn.
     return min(weights.cap, (raw_cost // weights.bucket) * weights.bucket)
+
+
+def _count(sample: Mapping[str, Any], field: str) -> int:
+    value = _field(sample, field)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SampleError(field, f"{field} must be a non-negative integer, got {_shown(value)}")
+    return value
 
 
 def deletion_cost_patch(uid: str, cost: int) -> list[dict[str, str]]:
