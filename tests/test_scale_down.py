@@ -128,7 +128,7 @@ def test_equal_creation_buckets_are_broken_by_uid() -> None:
     b = pod("b", created="2026-11-01T11:00:00Z", uid="0000", node="n2")
     names, rules = deleted(a, b, to=1)
     assert names == ["b"]
-    assert rules == ["creation-uid"]
+    assert rules == ["creation-time-uid"]
 
 
 def test_log_buckets_are_relative_to_now_in_nanoseconds() -> None:

@@ -140,22 +140,26 @@ def compare(a: ClusterPod, b: ClusterPod, rank: Counter[str], now: int) -> tuple
             f"{rank[a.node]} active Pods of the Deployment on its node against {rank[b.node]}",
         )
     if a.ready and b.ready and a.ready_since != b.ready_since:
-        if a.ready_since is None or b.ready_since is None:
-            return _after_or_zero(a.ready_since, b.ready_since), "ready-time", "no ready time"
-        diff = log_bucket(a.ready_since, now) - log_bucket(b.ready_since, now)
-        if diff == 0:
-            return a.uid < b.uid, "ready-time-uid", "same ready-time bucket: UID order decides"
-        return diff < 0, "ready-time", "ready for a shorter time" if diff < 0 else "ready for longer"
+        return _newer(
+            a, b, a.ready_since, b.ready_since, now, "ready-time", ("ready for a shorter time", "ready for longer")
+        )
     if a.restarts != b.restarts:
         return a.restarts > b.restarts, "restarts", f"{a.restarts} container restarts against {b.restarts}"
     if a.created != b.created:
-        if a.created is None or b.created is None:
-            return _after_or_zero(a.created, b.created), "creation-time", "no creation time"
-        diff = log_bucket(a.created, now) - log_bucket(b.created, now)
-        if diff == 0:
-            return a.uid < b.uid, "creation-uid", "same creation-time bucket: UID order decides"
-        return diff < 0, "creation-time", "created more recently" if diff < 0 else "created earlier"
+        return _newer(a, b, a.created, b.created, now, "creation-time", ("created more recently", "created earlier"))
     return False, "tie", "equal on every rule"
+
+
+def _newer(
+    a: ClusterPod, b: ClusterPod, first: int | None, second: int | None, now: int, rule: str, words: tuple[str, str]
+) -> tuple[bool, str, str]:
+    """The controller's time comparison: an empty time first, then log2 buckets, then UIDs."""
+    if first is None or second is None:
+        return _after_or_zero(first, second), rule, f"no {rule.replace('-', ' ')}"
+    diff = log_bucket(first, now) - log_bucket(second, now)
+    if diff == 0:
+        return a.uid < b.uid, f"{rule}-uid", f"same {rule} bucket: UID order decides"
+    return diff < 0, rule, words[0] if diff < 0 else words[1]
 
 
 def _rank_order(pods: list[ClusterPod], rank: Counter[str], now: int) -> list[ClusterPod]:
