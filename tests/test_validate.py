@@ -78,6 +78,28 @@ def _spec(**fields) -> dict:
     return obj
 
 
+def _rbac(kind: str, name: str) -> dict:
+    """An RBAC object named as kube-prometheus and metrics-server name theirs."""
+    if kind == "ClusterRole":
+        return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": {"name": name}, "rules": []}
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": kind,
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+        "subjects": [{"kind": "ServiceAccount", "name": "metrics-server", "namespace": "kube-system"}],
+    }
+
+
+def _service(name: str) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name, "namespace": "ns"},
+        "spec": {"ports": [{"port": 80}]},
+    }
+
+
 def _hpa(*metrics: dict) -> dict:
     spec = {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}, "maxReplicas": 3}
     return {
@@ -90,6 +112,9 @@ def _hpa(*metrics: dict) -> dict:
 
 VALID = {
     "gpu-limits-only": pod(),
+    # kube-apiserver validates RBAC names as path segments, not DNS subdomains
+    "rbac-system-colon-name": _rbac("ClusterRole", "system:aggregated-metrics-reader"),
+    "rbac-binding-colon-name": _rbac("ClusterRoleBinding", "metrics-server:system:auth-delegator"),
     "gt-zero": pod(affinity={"key": "gpu-memory-mib", "operator": "Gt", "values": ["0"]}),
     "int32-min-cost": deployment("-2147483648"),
     "cost-minus-zero": deployment("-0"),
@@ -296,6 +321,9 @@ INVALID = {
     "quantity-trailing-newline": (pod(resources={"limits": {"cpu": "100m\n", "nvidia.com/gpu": 1}}), "k8s-quantity"),
     "label-value-trailing-newline": (pod() | {"metadata": {"name": "p", "labels": {"app": "web\n"}}}, "k8s-label"),
     "name-trailing-newline": (pod() | {"metadata": {"name": "p\n"}}, "k8s-name"),
+    "rbac-name-slash": (_rbac("ClusterRole", "system/reader"), "k8s-name"),
+    "rbac-name-dot-dot": (_rbac("ClusterRole", ".."), "k8s-name"),
+    "service-name-digit-first": (_service("1api"), "k8s-name"),
     "port-protocol": (pod(ports=[{"containerPort": 80, "protocol": "HTTP"}]), "k8s-port"),
     "pull-policy": (pod(imagePullPolicy="Sometimes"), "k8s-enum"),
     "pod-restart-policy": (_spec(restartPolicy="Sometimes"), "k8s-enum"),

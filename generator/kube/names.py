@@ -22,6 +22,20 @@ def dns1123_label(value: str) -> str | None:
 
 
 @lru_cache(maxsize=8192)
+def dns1035_label(value: str) -> str | None:
+    """A Service's name: a DNS-1123 label that starts with a letter (apimachinery's NameIsDNS1035Label)."""
+    return dns1123_label(value) or (None if value[:1].isalpha() else "must start with a lower-case letter (DNS-1035)")
+
+
+def path_segment(value: str) -> str | None:
+    """RBAC names (apimachinery's ValidatePathSegmentName): anything a URL path segment can carry."""
+    if value in (".", ".."):
+        return f"may not be {value!r}"
+    bad = [c for c in ("/", "%") if c in value]
+    return "may not contain " + " or ".join(repr(c) for c in bad) if bad else None
+
+
+@lru_cache(maxsize=8192)
 def dns1123_subdomain(value: str) -> str | None:
     if len(value) > 253:
         return "must be no more than 253 characters"

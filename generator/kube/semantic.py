@@ -7,7 +7,7 @@ plain dicts of a manifest; findings carry a JSON path into that object.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -43,7 +43,16 @@ def _warn(path: Path, rule: str, message: str, hint: str = "") -> Finding:
 
 # ---- metadata ---------------------------------------------------------------------------
 
-_LABEL_NAME_KINDS = frozenset({"Namespace", "Service"})
+# The name validator kube-apiserver uses per kind (ValidateObjectMeta's callers); DNS-1123
+# subdomain for every other kind.
+_NAME_VALIDATORS: dict[str, Callable[[str], str | None]] = {
+    "Namespace": names.dns1123_label,
+    "Service": names.dns1035_label,
+    "Role": names.path_segment,
+    "ClusterRole": names.path_segment,
+    "RoleBinding": names.path_segment,
+    "ClusterRoleBinding": names.path_segment,
+}
 
 
 def check_metadata(obj: dict[str, Any], path: Path = ("metadata",), kind: str | None = None) -> Iterator[Finding]:
@@ -52,7 +61,7 @@ def check_metadata(obj: dict[str, Any], path: Path = ("metadata",), kind: str | 
         return
     name = meta.get("name")
     if kind is not None and isinstance(name, str):
-        err = names.dns1123_label(name) if kind in _LABEL_NAME_KINDS else names.dns1123_subdomain(name)
+        err = _NAME_VALIDATORS.get(kind, names.dns1123_subdomain)(name)
         if err:
             yield _err((*path, "name"), "k8s-name", f"name {name!r} {err}")
     ns = meta.get("namespace")
