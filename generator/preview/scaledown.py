@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import cmp_to_key
 from typing import Any
 
@@ -26,6 +26,7 @@ from generator.yamlio.load import Path_
 BURST_REPLICAS = 500
 _PHASE_ORDER = {"Pending": 0, "Unknown": 1, "Running": 2}  # any other phase counts as Pending (0)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
 
 
 class PredictionRefused(ValueError):
@@ -92,9 +93,6 @@ class ScaleDown:
 def nanoseconds(moment: datetime) -> int:
     """Exact nanoseconds since 1970, as Go's time arithmetic counts (no float rounding)."""
     return (moment - _EPOCH) // _MICROSECOND * 1000
-
-
-_MICROSECOND = datetime(1970, 1, 1, 0, 0, 0, 1, tzinfo=UTC) - _EPOCH
 
 
 def timestamp_text(moment: int) -> str:
