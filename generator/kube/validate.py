@@ -211,7 +211,7 @@ class ManifestValidator:
     def _embedded_scheduler_config(self, key: str, text: str) -> Iterator[Finding]:
         base: Path = ("data", key)
         try:
-            cfg = parse_yaml(text)
+            cfg = parse_yaml(text, kube=True)
         except YamlError as err:
             yield Finding(base, "scheduler-config", Severity.ERROR, f"embedded scheduler config is not YAML: {err}")
             return
@@ -333,7 +333,7 @@ def _check_size(obj: dict[str, Any], kind: str, text: str | None) -> Iterator[Fi
 
 
 def _validate_file(file: tuple[str, str], validator: ManifestValidator) -> list[Problem]:
-    docs, problems = load_file(*file)
+    docs, problems = load_file(*file, kube=True)
     for doc in docs:
         problems += [
             doc.problem(f.path, f.rule, f.message, severity=f.severity, hint=f.hint)

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple, TypeVar
 import yaml
 
 from generator.problems import Problem, Severity
+from generator.yamlio import kube_scalars
 
 try:
     SAFE_LOADER: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
@@ -84,6 +85,7 @@ class Document:
     data: Any
     _source: SourceMap | None = None
     _text: str = field(default="", repr=False)
+    kube: bool = False  # read as Kubernetes reads manifests, not by gen's policy rules
 
     @property
     def text(self) -> str:
@@ -93,7 +95,7 @@ class Document:
     @property
     def source(self) -> SourceMap:
         if self._source is None:
-            self._source = _source_of(self._text, self.index)
+            self._source = _source_of(self._text, self.index, self.kube)
         return self._source
 
     def problem(
@@ -155,8 +157,9 @@ class _Builder:
     aliases, alias expansion beyond MAX_NODES, and tags the safe schema does not know.
     """
 
-    def __init__(self, source: SourceMap | None) -> None:
+    def __init__(self, source: SourceMap | None, kube: bool = False) -> None:
         self.source = source
+        self.kube = kube  # read as Kubernetes does (kube_scalars), not by gen's policy rules
         self.mark: _Mark | None = None
         # anchor -> (value, its path, its open frame or None once closed, nodes it expands to, its height)
         self.anchors: dict[str, tuple[Any, Path_, _Open | None, int, int]] = {}
@@ -166,11 +169,21 @@ class _Builder:
 
     # -- values -------------------------------------------------------------------------
 
-    @staticmethod
-    def tag(event: yaml.ScalarEvent) -> str:
+    def value(self, event: yaml.ScalarEvent, key: bool = False) -> Any:
+        """The scalar's value; _MERGE for a `<<` key."""
+        if self.kube and event.tag in (None, "!"):
+            if event.style or event.tag == "!":
+                return event.value  # quoted, block or `!`-tagged: always a string
+            if key and event.value == "<<":
+                return _MERGE
+            return kube_scalars.plain_value(event.value)
         if event.tag is None or event.tag == "!":
-            return _resolve_scalar_tag(event.value, event.implicit)
-        return str(event.tag)
+            tag = _resolve_scalar_tag(event.value, event.implicit)
+        else:
+            tag = str(event.tag)
+        if key and tag == _MERGE_TAG:
+            return _MERGE
+        return self.scalar(event, tag)
 
     def scalar(self, event: yaml.ScalarEvent, tag: str) -> Any:
         try:
@@ -223,7 +236,14 @@ class _Builder:
                 raise _LoadError(mark, "yaml-merge", "`<<` needs a mapping or a list of mappings", "")
             # YAML's merge rule: with `<<: [*a, *b]`, *a wins over *b; the mapping's own keys win over both
             found = [(v, (*path, i)) for i, v in enumerate(sources)] if isinstance(value, list) else [(value, path)]
-            top.merges.extend(found)
+            if self.kube:
+                # go-yaml v2 merges where `<<` stands: it overwrites the keys written before it
+                for source, origin in reversed(found):
+                    for merged in source:
+                        self._copy_positions((*origin, merged), (*top.path, merged))
+                    top.value.update(source)
+            else:
+                top.merges.extend(found)
         else:
             top.value[top.key] = value
         top.key = None
@@ -237,14 +257,15 @@ class _Builder:
     def _key(self, top: _Open, event: yaml.Event) -> None:
         if not isinstance(event, yaml.ScalarEvent):
             raise _LoadError(event.start_mark, "yaml-key-type", "a mapping key must be a string, not a collection", "")
-        tag = self.tag(event)
-        if tag == _MERGE_TAG:
+        key = self.value(event, key=True)
+        if key is _MERGE:
             top.key = _MERGE
             return
-        key = self.scalar(event, tag)
+        if self.kube and not isinstance(key, str):
+            key = kube_scalars.key_string(key)  # sigs.k8s.io/yaml spells such keys as JSON strings
         if not isinstance(key, str):
             hint = "quote the key"
-            if event.style is None and _YAML11_BOOLS.match(event.value):
+            if not event.style and _YAML11_BOOLS.match(event.value):
                 hint = f"YAML 1.1 reads unquoted {event.value!r} as a boolean; quote it"
             raise _LoadError(event.start_mark, "yaml-key-type", f"mapping key {event.value!r} is not a string", hint)
         first = top.key_marks.get(key)
@@ -276,9 +297,9 @@ class _Builder:
         if isinstance(event, yaml.ScalarEvent):
             self._count()
             path = self._child_path()
-            value = self.scalar(event, self.tag(event))
+            value = self.value(event)
             if self.source is not None:
-                self._record(path, event.start_mark, Scalar(event.value, event.style is None))
+                self._record(path, event.start_mark, Scalar(event.value, not event.style))
             if event.anchor:
                 self.anchors[event.anchor] = (value, path, None, 1, 0)
             self._place(value, path, event.start_mark)
@@ -393,7 +414,7 @@ class YamlError(ValueError):
         self.mark, self.rule, self.hint = mark, rule, hint
 
 
-def _documents(text: str, track: bool) -> Iterator[tuple[int, Any, SourceMap | None]]:
+def _documents(text: str, track: bool, kube: bool = False) -> Iterator[tuple[int, Any, SourceMap | None]]:
     """(index, data, positions) per document; raises YamlError at the first problem."""
     loader = SAFE_LOADER(text)
     try:
@@ -402,7 +423,7 @@ def _documents(text: str, track: bool) -> Iterator[tuple[int, Any, SourceMap | N
         while loader.check_event():
             event = loader.get_event()
             if isinstance(event, yaml.DocumentStartEvent):
-                builder = _Builder(SourceMap() if track else None)
+                builder = _Builder(SourceMap() if track else None, kube)
             elif isinstance(event, yaml.DocumentEndEvent) and builder is not None:
                 yield index, builder.root, builder.source
                 index += 1
@@ -423,7 +444,7 @@ class _Unusual(Exception):
     """Text the simple path leaves to the builder: anything but plain maps, lists and scalars."""
 
 
-def _simple_documents(text: str) -> list[Any]:
+def _simple_documents(text: str, kube: bool = False) -> list[Any]:
     """Every document of text, when it holds only mappings, sequences and untagged scalars
     with unique string keys: what nearly every policy and rendered manifest is.
 
@@ -445,9 +466,14 @@ def _simple_documents(text: str) -> list[Any]:
             if kind is scalar_event:
                 if event.anchor is not None or (event.tag is not None and event.tag != "!"):
                     raise _Unusual
-                tag, value = _scalar_tag_and_value(None, event.value, event.implicit, event.style)
-                if tag is None or tag == _MERGE_TAG:
-                    raise _Unusual
+                if kube:
+                    if event.tag is not None or event.value == "<<":
+                        raise _Unusual
+                    value = event.value if event.style else kube_scalars.plain_value(event.value)
+                else:
+                    tag, value = _scalar_tag_and_value(None, event.value, event.implicit, event.style)
+                    if tag is None or tag == _MERGE_TAG:
+                        raise _Unusual
             elif kind is mapping_start or kind is sequence_start:
                 if event.anchor is not None or event.tag not in (None, "!"):
                     raise _Unusual
@@ -495,17 +521,17 @@ def _simple_documents(text: str) -> list[Any]:
     return docs
 
 
-def _simple(text: str) -> list[Any] | None:
+def _simple(text: str, kube: bool = False) -> list[Any] | None:
     """The documents of text by the simple path, or None: the builder decides."""
     try:
-        return _simple_documents(text)
+        return _simple_documents(text, kube)
     except _Unusual:
         return None
 
 
-def _source_of(text: str, index: int) -> SourceMap:
+def _source_of(text: str, index: int, kube: bool) -> SourceMap:
     try:
-        for found, _, source in _documents(text, track=True):
+        for found, _, source in _documents(text, track=True, kube=kube):
             if found == index and source is not None:
                 return source
     except YamlError:
@@ -513,17 +539,20 @@ def _source_of(text: str, index: int) -> SourceMap:
     return SourceMap()
 
 
-def parse_yaml(text: str) -> Any:
-    """The one document in text (None if empty), with every load-time check; no positions kept."""
-    found = _simple(text)
+def parse_yaml(text: str, kube: bool = False) -> Any:
+    """The one document in text (None if empty), with every load-time check; no positions kept.
+
+    kube: read it as Kubernetes does (see kube_scalars), not by gen's policy rules.
+    """
+    found = _simple(text, kube)
     if found is None:
-        found = [data for _, data, _ in _documents(text, track=False)]
+        found = [data for _, data, _ in _documents(text, track=False, kube=kube)]
     if len(found) > 1:
         raise YamlError(f"expected one document, found {len(found)}")
     return found[0] if found else None
 
 
-def load_text(text: str, file: str) -> tuple[list[Document], list[Problem]]:
+def load_text(text: str, file: str, kube: bool = False) -> tuple[list[Document], list[Problem]]:
     """Parse every document of text; a broken document is a Problem, the others still load."""
     docs: list[Document] = []
     if len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
@@ -537,19 +566,21 @@ def load_text(text: str, file: str) -> tuple[list[Document], list[Problem]]:
                 f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB",
             )
         ]
-    simple = _simple(text)
+    simple = _simple(text, kube)
     if simple is not None:
-        return [Document(file, index, data, None, text) for index, data in enumerate(simple) if data is not None], []
+        return [
+            Document(file, index, data, None, text, kube) for index, data in enumerate(simple) if data is not None
+        ], []
     try:
-        for index, data, _ in _documents(text, track=False):
+        for index, data, _ in _documents(text, track=False, kube=kube):
             if data is not None:
-                docs.append(Document(file, index, data, None, text))
+                docs.append(Document(file, index, data, None, text, kube))
     except YamlError as err:
         return docs, [_problem_at(file, err.mark, err.rule, str(err), err.hint)]
     return docs, []
 
 
-def load_file(path: str | Path, display: str | None = None) -> tuple[list[Document], list[Problem]]:
+def load_file(path: str | Path, display: str | None = None, kube: bool = False) -> tuple[list[Document], list[Problem]]:
     name = display or str(path)
     try:
         with open(path, "rb", buffering=0) as fh:  # unbuffered: one read, half pathlib's cost
@@ -573,7 +604,7 @@ def load_file(path: str | Path, display: str | None = None) -> tuple[list[Docume
         return [], [
             Problem(name, 1, 1, "file-encoding", Severity.ERROR, f"not UTF-8: {err.reason} at byte {err.start}")
         ]
-    return load_text(text, name)
+    return load_text(text, name, kube)
 
 
 YAML_SUFFIXES = (".yaml", ".yml")

@@ -10,17 +10,28 @@ from typing import Any
 
 import yaml
 
+from generator.yamlio import kube_scalars
+
 try:
     _BaseDumper: type[yaml.SafeDumper] = yaml.CSafeDumper  # type: ignore[assignment]
 except AttributeError:  # pragma: no cover
     _BaseDumper = yaml.SafeDumper
 
+_STR_TAG = "tag:yaml.org,2002:str"
+_KUBE_NON_STRING_TAG = "tag:yaml.org,2002:kubernetes-non-string"  # any tag but str makes the emitter quote
 _TOP_ORDER = ("apiVersion", "kind", "metadata", "spec", "data", "stringData", "rules", "subjects", "roleRef")
 _META_ORDER = ("name", "namespace", "labels", "annotations")
 
 
 class _Dumper(_BaseDumper):  # type: ignore[valid-type,misc]
-    pass
+    def resolve(self, kind: type[yaml.Node], value: str, implicit: tuple[bool, bool]) -> str:
+        """A string goes plain only if Kubernetes reads it back as that string too: the emitter
+        quotes whatever resolves to another tag, so `y` or `1e3` (strings to YAML 1.1,
+        a boolean and a number to go-yaml) get quotes."""
+        tag: str = super().resolve(kind, value, implicit)
+        if tag == _STR_TAG and kind is yaml.ScalarNode and implicit[0] and not kube_scalars.is_string(value):
+            return _KUBE_NON_STRING_TAG
+        return tag
 
 
 def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
@@ -76,7 +87,6 @@ _SIMPLE_KEY_MAX = 128  # libyaml writes keys of more UTF-8 bytes as "? key"
 # this against PyYAML); everything else is spelled by PyYAML itself.
 _PLAIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9._/-]*(?::[A-Za-z0-9._/-]+)*\Z")
 _RESOLVER = yaml.resolver.Resolver()
-_STR_TAG = "tag:yaml.org,2002:str"
 
 
 class _NeedsFullDumper(Exception):
@@ -91,7 +101,11 @@ def _scalar_text(value: Any, kind: Any, key: bool) -> str | None:
     if isinstance(value, str):
         if _BREAKS.intersection(value) or (key and len(value.encode("utf-8", "surrogatepass")) >= _SIMPLE_KEY_MAX):
             return None
-        if _PLAIN_WORD.match(value) and _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG:
+        if (
+            _PLAIN_WORD.match(value)
+            and _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG
+            and kube_scalars.is_string(value)
+        ):
             return value  # a name, path or image reference that reads back as itself: PyYAML writes it plain
     elif value is not None and not isinstance(value, int | float):
         return None
