@@ -577,12 +577,12 @@ def render_examples() -> str:
     sections: dict[str, list[str]] = {}
     for rule, (bad, good) in MANIFEST_RULES.items():
         sections.setdefault(rule, []).append(
-            f"Rejected by `gen validate`:\n\n```yaml\n{_manifest_yaml(bad)}\n```\n\n"
+            f"Found by `gen validate`:\n\n```yaml\n{_manifest_yaml(bad)}\n```\n\n"
             f"Accepted:\n\n```yaml\n{_manifest_yaml(good)}\n```\n"
         )
     for name, (bad, rule) in INVALID.items():
         sections.setdefault(rule, []).append(
-            f"Rejected by `gen validate` ({name}):\n\n```yaml\n{_manifest_yaml(bad)}\n```\n"
+            f"Found by `gen validate` ({name}):\n\n```yaml\n{_manifest_yaml(bad)}\n```\n"
         )
     for rule, (bad, good) in POLICY_RULES.items():
         sections.setdefault(rule, []).append(

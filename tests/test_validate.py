@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from generator.problems import Severity
 from tests.conftest import POLICIES
 
 POD = {
@@ -188,10 +189,6 @@ INVALID = {
     "cost-plus": (deployment("+10"), "k8s-deletion-cost"),
     "cost-leading-zero": (deployment("007"), "k8s-deletion-cost"),
     "cost-overflow": (deployment("2147483648"), "k8s-deletion-cost"),
-    "cost-on-pod": (
-        pod(annotations={"controller.kubernetes.io/pod-deletion-cost": "5"}),
-        "deletion-cost-not-replicaset",
-    ),
     "label-uppercase-prefix": (pod() | {"metadata": {"name": "p", "labels": {"Example.com/a": "b"}}}, "k8s-label"),
     "retry-jitter": (config(renewDeadline="10s", retryPeriod="9s"), "scheduler-leader-election"),
     "lease-not-longer": (config(leaseDuration="10s", renewDeadline="10s"), "scheduler-leader-election"),
@@ -397,6 +394,28 @@ WARNINGS = {
     "caps": (pod(securityContext={"capabilities": {"add": ["SYS_ADMIN"]}}), "pod-security"),
     "host-port": (pod(ports=[{"containerPort": 80, "hostPort": 80}]), "pod-security"),
     "rbac-wildcard": (ROLE | {"rules": [{"apiGroups": [""], "resources": ["*"], "verbs": ["get"]}]}, "rbac-wildcard"),
+    # accepted, and has no effect: only the ReplicaSet controller reads the annotation
+    "cost-on-pod": (
+        pod(annotations={"controller.kubernetes.io/pod-deletion-cost": "5"}),
+        "deletion-cost-not-replicaset",
+    ),
+    "secret-data": (
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"token": "eA=="}},
+        "secret-material",
+    ),
+    "secret-string-data": (
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"token": "x"}},
+        "secret-material",
+    ),
+    "insecure-skip-verify": (
+        {
+            "apiVersion": "monitoring.coreos.com/v1",
+            "kind": "ServiceMonitor",
+            "metadata": {"name": "m"},
+            "spec": {"selector": {}, "endpoints": [{"port": "https", "tlsConfig": {"insecureSkipVerify": True}}]},
+        },
+        "insecure-tls",
+    ),
 }
 QUIET = {
     "host-users-false": _spec(hostUsers=False),
@@ -450,8 +469,8 @@ def test_escaped_insecure_skip_verify_is_found(gen, tmp_path: Path) -> None:
         '  endpoints:\n  - port: https\n    tlsConfig: {"insecureSkip\\x56erify": true}\n'
     )
     (tmp_path / "m.yaml").write_text(text)
-    run = gen("validate", tmp_path)
-    assert run.code == 1 and "m.yaml:9:" in run.out and " insecure-tls " in run.out, run.out
+    run = gen("validate", "--strict", tmp_path)
+    assert run.code == 1 and "m.yaml:9:" in run.out and "warning insecure-tls " in run.out, run.out
 
 
 def test_timestamp_in_an_unchecked_kind_is_no_internal_error(gen, tmp_path: Path) -> None:
@@ -461,3 +480,15 @@ def test_timestamp_in_an_unchecked_kind_is_no_internal_error(gen, tmp_path: Path
     (tmp_path / "w.yaml").write_text(text)
     run = gen("validate", tmp_path)
     assert run.code == 0 and "internal error" not in run.out and " k8s-unknown-kind " in run.out, run.out
+
+
+def test_gen_holds_its_own_output_to_its_opinions() -> None:
+    """What gen renders never carries Secret data or skips TLS checks: errors there, warnings elsewhere."""
+    from generator.kube.validate import ManifestValidator
+
+    obj, _ = WARNINGS["secret-data"]
+    tls, _ = WARNINGS["insecure-skip-verify"]
+    for own, severity in ((True, Severity.ERROR), (False, Severity.WARNING)):
+        validator = ManifestValidator("1.35", own_output=own)
+        assert [(f.rule, f.severity) for f in validator.validate(obj)] == [("secret-material", severity)]
+        assert [(f.rule, f.severity) for f in validator.validate(tls)] == [("insecure-tls", severity)]

@@ -125,10 +125,10 @@ def check_pod_template_annotations(meta: Any, path: Path, owner: str) -> Iterato
             "a base-10 signed int32 with no sign '+', no leading zeros, no spaces",
         )
     if owner not in ("Deployment", "ReplicaSet"):
-        yield _err(
+        yield _warn(
             where,
             "deletion-cost-not-replicaset",
-            f"pod-deletion-cost on a {owner}'s Pods is ignored: only the ReplicaSet controller reads it",
+            f"pod-deletion-cost on a {owner}'s Pods has no effect: only the ReplicaSet controller reads it",
             "use a Deployment (ReplicatedService) or drop the annotation",
         )
 

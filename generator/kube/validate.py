@@ -133,12 +133,17 @@ def _schema_findings(validator: schemas.TwoTierValidator, obj: Any, base: Path =
 
 
 class ManifestValidator:
-    """Validates objects for one Kubernetes version; `plugins` are extra scheduler plugins."""
+    """Validates objects for one Kubernetes version; `plugins` are extra scheduler plugins.
 
-    def __init__(self, version: str, plugins: Iterable[str] = ()) -> None:
+    Opinions (Secret data, skipped TLS verification) are warnings on anyone's manifests; with
+    own_output, what gen renders itself, they are errors: gen never emits either.
+    """
+
+    def __init__(self, version: str, plugins: Iterable[str] = (), own_output: bool = False) -> None:
         schema_version(version)
         self.version = version
         self.plugins = tuple(plugins)
+        self.opinion = Severity.ERROR if own_output else Severity.WARNING
 
     def validate(self, obj: Any, text: str | None = None) -> list[Finding]:
         """Findings for obj; text, where given, is YAML obj was read from (it may hold more).
@@ -191,12 +196,12 @@ class ManifestValidator:
             yield Finding(
                 ("data",),
                 "secret-material",
-                Severity.ERROR,
-                "manifests must not carry Secret data",
-                "provision Secrets with a secret manager and reference them by name",
+                self.opinion,
+                "Secret data in Git is readable by everyone who can read the repository",
+                "provision Secrets with a secret manager (External Secrets, Sealed Secrets) and reference them by name",
             )
         if _may_hold(text, "insecureSkipVerify"):  # the walk is only worth it where the key may occur
-            yield from _check_insecure_tls(obj)
+            yield from _check_insecure_tls(obj, self.opinion)
         yield from _check_size(obj, kind, text)
 
     def _check_configmap(self, obj: dict[str, Any]) -> Iterator[Finding]:
@@ -271,22 +276,22 @@ def _check_dashboard(key: str, text: str) -> Iterator[Finding]:
                 )
 
 
-def _check_insecure_tls(obj: Any, path: Path = ()) -> Iterator[Finding]:
+def _check_insecure_tls(obj: Any, severity: Severity, path: Path = ()) -> Iterator[Finding]:
     if isinstance(obj, dict):
         for key, value in obj.items():
             if key == "insecureSkipVerify" and value is True:
                 yield Finding(
                     (*path, key),
                     "insecure-tls",
-                    Severity.ERROR,
+                    severity,
                     "insecureSkipVerify disables certificate checks",
                     "reference the CA instead",
                 )
             else:
-                yield from _check_insecure_tls(value, (*path, key))
+                yield from _check_insecure_tls(value, severity, (*path, key))
     elif isinstance(obj, list):
         for i, value in enumerate(obj):
-            yield from _check_insecure_tls(value, (*path, i))
+            yield from _check_insecure_tls(value, severity, (*path, i))
 
 
 def _unaliased(text: str | None) -> str | None:

@@ -79,7 +79,7 @@ def _plan_target(render: TargetRender) -> tuple[write.DirPlan, list[Problem]]:
 def render_and_plan(target: Target, out_name: str) -> tuple[list[write.DirPlan], list[Problem]]:
     """Stages 3-4 for one target: its directory and, if asked, its GitOps objects' directory."""
     rendered, problems = render_target(target)
-    validator = ManifestValidator(target.kubernetes_version, _declared_plugins(target))
+    validator = ManifestValidator(target.kubernetes_version, _declared_plugins(target), own_output=True)
     for manifest in rendered.manifests:
         problems.extend(_manifest_problems(manifest, validator))
     plan, found = _plan_target(rendered)
