@@ -56,7 +56,7 @@ def _yaml11_hint(scalar: Scalar | None, expected: Any) -> str:
     text = scalar.text
     if text.lower() in {"y", "n", "yes", "no", "on", "off", "true", "false"}:
         return f"YAML 1.1 reads unquoted {text!r} as a boolean; quote it if you meant the string"
-    if len(text) > 1 and text.startswith("0") and text.isdigit():
+    if len(text) > 1 and text.startswith("0") and text.isdigit() and "8" not in text and "9" not in text:
         return f"YAML 1.1 reads {text!r} as an octal number; write {int(text, 8)} or quote it"
     if "string" in str(expected):
         return f"quote the value: {text!r} was read as a {'number' if text[:1].isdigit() else 'non-string'}"
