@@ -111,8 +111,32 @@ def _hpa(*metrics: dict) -> dict:
     }
 
 
+def _named(obj: dict, **meta) -> dict:
+    return obj | {"metadata": meta}
+
+
+def _binding(binding: str = "RoleBinding", ref: dict | None = None, **subject) -> dict:
+    return _rbac(binding, "b") | {
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"} | (ref or {}),
+        "subjects": [{"kind": "ServiceAccount", "name": "sa", "namespace": "ns"} | subject],
+    }
+
+
+def _pods_metric(name: str) -> dict:
+    return {"type": "Pods", "pods": {"metric": {"name": name}, "target": {"type": "AverageValue", "averageValue": "1"}}}
+
+
 VALID = {
     "gpu-limits-only": pod(),
+    # generated names: a trailing dash is how prefixes end
+    "generate-name": _named(pod(), generateName="trainer-"),
+    "generate-name-rbac": _named(_rbac("ClusterRole", "x"), generateName="system:reader:"),
+    "binding-system-role": _binding(ref={"name": "system:auth-delegator"}),
+    "binding-user-and-group": _binding(
+        "ClusterRoleBinding", kind="User", name="alice@example.com", apiGroup="rbac.authorization.k8s.io"
+    )
+    | {"subjects": [{"kind": "Group", "name": "system:masters", "apiGroup": "rbac.authorization.k8s.io"}]},
+    "hpa-metric-name-dotted": _hpa(_pods_metric("http_requests.per-second")),
     # kube-apiserver validates RBAC names as path segments, not DNS subdomains
     "rbac-system-colon-name": _rbac("ClusterRole", "system:aggregated-metrics-reader"),
     "rbac-binding-colon-name": _rbac("ClusterRoleBinding", "metrics-server:system:auth-delegator"),
@@ -321,6 +345,46 @@ INVALID = {
     "rbac-name-slash": (_rbac("ClusterRole", "system/reader"), "k8s-name"),
     "rbac-name-dot-dot": (_rbac("ClusterRole", ".."), "k8s-name"),
     "service-name-digit-first": (_service("1api"), "k8s-name"),
+    "generate-name-uppercase": (_named(pod(), generateName="Trainer-"), "k8s-name"),
+    "generate-name-service-digit": (_named(_service("x"), generateName="1api-"), "k8s-name"),
+    "no-name": (_named(pod()), "k8s-name"),
+    "binding-role-slash": (_binding(ref={"name": "team/view"}), "k8s-name"),
+    "binding-role-kind": (_binding("ClusterRoleBinding", ref={"kind": "Role"}), "k8s-rbac"),
+    "binding-role-group": (_binding(ref={"apiGroup": "rbac.authorization.k8s.io/v1"}), "k8s-rbac"),
+    "binding-sa-no-namespace": (_binding("ClusterRoleBinding", namespace=""), "k8s-rbac"),
+    "binding-sa-name": (_binding(name="Deployer"), "k8s-name"),
+    "binding-user-group": (_binding(kind="User", name="alice"), "k8s-rbac"),
+    "role-no-verbs": (
+        _rbac("ClusterRole", "r") | {"rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": []}]},
+        "k8s-rbac",
+    ),
+    "role-non-resource-url": (
+        _rbac("ClusterRole", "r") | {"kind": "Role", "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]},
+        "k8s-rbac",
+    ),
+    "hpa-pods-metric-slash": (_hpa(_pods_metric("requests/second")), "k8s-hpa"),
+    "hpa-external-metric-percent": (
+        _hpa(
+            {
+                "type": "External",
+                "external": {"metric": {"name": "queue%depth"}, "target": {"type": "Value", "value": "1"}},
+            }
+        ),
+        "k8s-hpa",
+    ),
+    "hpa-object-described-dot-dot": (
+        _hpa(
+            {
+                "type": "Object",
+                "object": {
+                    "describedObject": {"apiVersion": "v1", "kind": "Service", "name": ".."},
+                    "metric": {"name": "rps"},
+                    "target": {"type": "Value", "value": "1"},
+                },
+            }
+        ),
+        "k8s-hpa",
+    ),
     "port-protocol": (pod(ports=[{"containerPort": 80, "protocol": "HTTP"}]), "k8s-port"),
     "pull-policy": (pod(imagePullPolicy="Sometimes"), "k8s-enum"),
     "pod-restart-policy": (_spec(restartPolicy="Sometimes"), "k8s-enum"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
@@ -33,6 +34,17 @@ def path_segment(value: str) -> str | None:
         return f"may not be {value!r}"
     bad = [c for c in ("/", "%") if c in value]
     return "may not contain " + " or ".join(repr(c) for c in bad) if bad else None
+
+
+def name_prefix(validate: Callable[[str], str | None], prefix: str) -> str | None:
+    """A generateName, checked as ValidateObjectMeta does: by the kind's name validator in its
+    prefix form. Path segments then only refuse '/' and '%'; the DNS forms mask a trailing
+    dash as apimachinery's maskTrailingDash does (the last two characters become "a")."""
+    if validate is path_segment:
+        return path_segment(prefix) if prefix not in (".", "..") else None
+    if len(prefix) > 1 and prefix.endswith("-"):
+        prefix = prefix[:-2] + "a"
+    return validate(prefix)
 
 
 @lru_cache(maxsize=8192)

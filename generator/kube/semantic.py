@@ -59,11 +59,8 @@ def check_metadata(obj: dict[str, Any], path: Path = ("metadata",), kind: str | 
     meta = _get(obj, path)
     if not isinstance(meta, dict):
         return
-    name = meta.get("name")
-    if kind is not None and isinstance(name, str):
-        err = _NAME_VALIDATORS.get(kind, names.dns1123_subdomain)(name)
-        if err:
-            yield _err((*path, "name"), "k8s-name", f"name {name!r} {err}")
+    if kind is not None:
+        yield from _check_object_names(meta, path, _NAME_VALIDATORS.get(kind, names.dns1123_subdomain))
     ns = meta.get("namespace")
     if isinstance(ns, str) and (err := names.dns1123_label(ns)):
         yield _err((*path, "namespace"), "k8s-name", f"namespace {ns!r} {err}")
@@ -84,6 +81,16 @@ def check_metadata(obj: dict[str, Any], path: Path = ("metadata",), kind: str | 
             "k8s-annotation-size",
             f"annotations total {total} bytes; kube-apiserver allows {ANNOTATIONS_MAX_BYTES}",
         )
+
+
+def _check_object_names(meta: dict[str, Any], path: Path, validate: Callable[[str], str | None]) -> Iterator[Finding]:
+    name, prefix = meta.get("name"), meta.get("generateName")
+    if isinstance(prefix, str) and prefix and (err := names.name_prefix(validate, prefix)):
+        yield _err((*path, "generateName"), "k8s-name", f"generateName {prefix!r} {err}")
+    if not name and not prefix:
+        yield _err(path, "k8s-name", "name or generateName is required")
+    elif isinstance(name, str) and name and (err := validate(name)):
+        yield _err((*path, "name"), "k8s-name", f"name {name!r} {err}")
 
 
 def _get(obj: Any, path: Path) -> Any:
@@ -391,10 +398,36 @@ def _check_container_security(ctx: Any, path: Path) -> Iterator[Finding]:
         yield _warn((*path, "capabilities", "add"), "pod-security", f"adds capabilities {added}", _RESTRICTED_HINT)
 
 
+_RBAC_GROUP = "rbac.authorization.k8s.io"
+
+
 def check_rbac(obj: dict[str, Any]) -> Iterator[Finding]:
-    """Wildcards in Role and ClusterRole rules: valid, and never least privilege."""
-    if obj.get("kind") not in ("Role", "ClusterRole"):
+    """ValidateRole / ValidateRoleBinding (pkg/apis/rbac/validation), and wildcard rules: valid,
+    and never least privilege."""
+    kind = obj.get("kind")
+    if kind in ("RoleBinding", "ClusterRoleBinding"):
+        yield from _check_binding(obj, namespaced=kind == "RoleBinding")
+    if kind not in ("Role", "ClusterRole"):
         return
+    for i, rule in enumerate(obj.get("rules") or []):
+        rule = rule or {}
+        if not rule.get("verbs"):
+            yield _err(("rules", i, "verbs"), "k8s-rbac", "verbs must contain at least one value")
+        if rule.get("nonResourceURLs"):
+            if kind == "Role":
+                yield _err(
+                    ("rules", i, "nonResourceURLs"), "k8s-rbac", "namespaced rules cannot apply to non-resource URLs"
+                )
+            if rule.get("apiGroups") or rule.get("resources"):
+                yield _err(
+                    ("rules", i, "nonResourceURLs"),
+                    "k8s-rbac",
+                    "rules cannot apply to both regular resources and non-resource URLs",
+                )
+        else:
+            for field in ("apiGroups", "resources"):
+                if not rule.get(field):
+                    yield _err(("rules", i, field), "k8s-rbac", f"resource rules must supply at least one {field[:-1]}")
     for i, rule in enumerate(obj.get("rules") or []):
         for field in ("apiGroups", "resources", "verbs", "nonResourceURLs"):
             if "*" in ((rule or {}).get(field) or []):
@@ -404,6 +437,42 @@ def check_rbac(obj: dict[str, Any]) -> Iterator[Finding]:
                     f"{field} '*' grants everything, now and later",
                     "list what is needed",
                 )
+
+
+def _check_binding(obj: dict[str, Any], namespaced: bool) -> Iterator[Finding]:
+    ref = obj.get("roleRef") or {}
+    if ref.get("apiGroup") != _RBAC_GROUP:
+        yield _err(("roleRef", "apiGroup"), "k8s-rbac", f"must be {_RBAC_GROUP!r}")
+    kinds = ("Role", "ClusterRole") if namespaced else ("ClusterRole",)
+    if ref.get("kind") not in kinds:
+        yield _err(("roleRef", "kind"), "k8s-rbac", f"must be {' or '.join(kinds)}")
+    name = ref.get("name")
+    if not name:
+        yield _err(("roleRef", "name"), "k8s-rbac", "the role's name is required")
+    elif isinstance(name, str) and (err := names.path_segment(name)):
+        yield _err(("roleRef", "name"), "k8s-name", f"role name {name!r} {err}")
+    for i, subject in enumerate(obj.get("subjects") or []):
+        yield from _check_subject(subject or {}, ("subjects", i), namespaced)
+
+
+def _check_subject(subject: dict[str, Any], path: Path, namespaced: bool) -> Iterator[Finding]:
+    kind, name, group = subject.get("kind"), subject.get("name"), subject.get("apiGroup", "")
+    if not name:
+        yield _err((*path, "name"), "k8s-rbac", "a subject's name is required")
+    if kind == "ServiceAccount":
+        if isinstance(name, str) and name and (err := names.dns1123_subdomain(name)):
+            yield _err((*path, "name"), "k8s-name", f"service account name {name!r} {err}")
+        if group:
+            yield _err((*path, "apiGroup"), "k8s-rbac", "must be empty for a ServiceAccount")
+        if not namespaced and not subject.get("namespace"):
+            yield _err(
+                (*path, "namespace"), "k8s-rbac", "a ServiceAccount subject of a ClusterRoleBinding needs a namespace"
+            )
+    elif kind in ("User", "Group"):
+        if group != _RBAC_GROUP:
+            yield _err((*path, "apiGroup"), "k8s-rbac", f"must be {_RBAC_GROUP!r} for a {kind}")
+    else:
+        yield _err((*path, "kind"), "k8s-rbac", "must be ServiceAccount, User or Group")
 
 
 _TOLERATION_EFFECTS = frozenset({"", "NoSchedule", "PreferNoSchedule", "NoExecute"})
@@ -637,6 +706,27 @@ def _check_deployment(spec: dict[str, Any]) -> Iterator[Finding]:
 # ---- HPA ---------------------------------------------------------------------------------
 
 
+def _check_object_reference(ref: dict[str, Any], path: Path) -> Iterator[Finding]:
+    """ValidateCrossVersionObjectReference: kind and name are required path segments."""
+    for field in ("kind", "name"):
+        segment = ref.get(field)
+        if not segment:
+            yield _err((*path, field), "k8s-hpa", f"{field} is required")
+        elif err := names.path_segment(str(segment)):
+            yield _err((*path, field), "k8s-hpa", f"{field} {segment!r} {err}")
+
+
+def _check_metric_identifier(source: dict[str, Any], path: Path) -> Iterator[Finding]:
+    """validateMetricIdentifier: a metric name goes into the metrics API's URL path."""
+    if "describedObject" in source:
+        yield from _check_object_reference(source.get("describedObject") or {}, (*path, "describedObject"))
+    name = (source.get("metric") or {}).get("name")
+    if not name:
+        yield _err((*path, "metric", "name"), "k8s-hpa", "must specify a metric name")
+    elif err := names.path_segment(str(name)):
+        yield _err((*path, "metric", "name"), "k8s-hpa", f"metric name {name!r} {err}")
+
+
 def check_hpa(obj: dict[str, Any]) -> Iterator[Finding]:
     spec = obj.get("spec") or {}
     lo, hi = spec.get("minReplicas", 1), spec.get("maxReplicas")
@@ -689,11 +779,9 @@ def check_hpa(obj: dict[str, Any]) -> Iterator[Finding]:
             yield _err((*mpath, source, "target"), "k8s-hpa", "must set either a target value or averageValue")
         if source == "external" and {"value", "averageValue"} <= target.keys():
             yield _err((*mpath, source, "target"), "k8s-hpa", "may not set both a target value and averageValue")
-    ref = spec.get("scaleTargetRef") or {}
-    for field in ("kind", "name"):
-        segment = ref.get(field)
-        if not segment or segment in (".", "..") or any(c in str(segment) for c in "/%"):
-            yield _err(("spec", "scaleTargetRef", field), "k8s-hpa", f"{field} must be a valid path segment")
+        if source in ("object", "pods", "external"):
+            yield from _check_metric_identifier(metric.get(source) or {}, (*mpath, source))
+    yield from _check_object_reference(spec.get("scaleTargetRef") or {}, ("spec", "scaleTargetRef"))
     behavior = spec.get("behavior") or {}
     for direction in ("scaleUp", "scaleDown"):
         rules = behavior.get(direction)
