@@ -84,8 +84,13 @@ def lint_cmd(
 def validate_cmd(
     paths: Annotated[list[Path], typer.Argument(help="Manifest files or directories.")],
     kubernetes_version: Annotated[
-        str, typer.Option("--kubernetes-version", "-k", help="Target Kubernetes version.")
-    ] = "1.35",
+        list[str] | None,
+        typer.Option(
+            "--kubernetes-version",
+            "-k",
+            help="Kubernetes version to validate for (repeatable: a finding names the versions it holds for). Default 1.35.",
+        ),
+    ] = None,
     plugin: Annotated[
         list[str] | None,
         typer.Option("--plugin", help="Extra scheduler plugin compiled into your scheduler (repeatable)."),
@@ -95,8 +100,10 @@ def validate_cmd(
 ) -> None:
     """Validate rendered manifests as kube-apiserver and kube-scheduler would."""
     from generator.commands import validate
+    from generator.kube.api_versions import DEFAULT_VERSION
 
-    raise typer.Exit(validate.run(tuple(paths), kubernetes_version, tuple(plugin or ()), fmt.value, strict))
+    versions = tuple(kubernetes_version or (DEFAULT_VERSION,))
+    raise typer.Exit(validate.run(tuple(paths), versions, tuple(plugin or ()), fmt.value, strict))
 
 
 @app.command("schema")

@@ -141,7 +141,7 @@ def test_cost_writer_objects_pass_strict_validation_and_semantic_checks(rendered
 
     from generator.kube.validate import ManifestValidator
 
-    validator = ManifestValidator("1.35", [])
+    validator = ManifestValidator(("1.35",), [])
     paths = sorted(rendered.rglob("*deletion-cost-writer*.yaml")) + sorted(
         rendered.rglob("serviceaccount-cost-writer.yaml")
     )

@@ -330,6 +330,14 @@ POLICY_RULES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
             "b.yaml": "apiVersion: gen/v1alpha1\nkind: Target\nmetadata: {name: b}\nspec: {outputDir: b}\n",
         },
     ),
+    "target-version": (
+        {
+            "t.yaml": "apiVersion: gen/v1alpha1\nkind: Target\nmetadata: {name: t}\nspec: {kubernetesVersion: '1.35', upgradeTo: '1.34'}\n"
+        },
+        {
+            "t.yaml": "apiVersion: gen/v1alpha1\nkind: Target\nmetadata: {name: t}\nspec: {kubernetesVersion: '1.35', upgradeTo: '1.36'}\n"
+        },
+    ),
     "policy-shape": ({"list.yaml": "- just\n- a list\n"}, {}),
     "policy-required": (
         {"gpu.yaml": "apiVersion: gen/v1alpha1\nkind: GpuWorkload\nmetadata: {name: g}\nspec: {gpu: {count: 1}}\n"},

@@ -511,10 +511,10 @@ def test_parallel_validation_finds_what_serial_finds(tmp_path: Path, monkeypatch
         (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(obj))
     for name, obj in VALID.items():
         (tmp_path / f"ok-{name}.yaml").write_text(yaml.safe_dump(obj))
-    serial = validate_paths([tmp_path], "1.35")
+    serial = validate_paths([tmp_path], ("1.35",))
     monkeypatch.setattr(parallel, "MIN_ITEMS", 1)
     assert parallel.workers(len(INVALID)) > 1 or parallel.cpus() == 1
-    assert validate_paths([tmp_path], "1.35") == serial
+    assert validate_paths([tmp_path], ("1.35",)) == serial
     assert {p.rule for p in serial} >= {rule for _, rule in INVALID.values()}
 
 
@@ -553,6 +553,6 @@ def test_gen_holds_its_own_output_to_its_opinions() -> None:
     obj, _ = WARNINGS["secret-data"]
     tls, _ = WARNINGS["insecure-skip-verify"]
     for own, severity in ((True, Severity.ERROR), (False, Severity.WARNING)):
-        validator = ManifestValidator("1.35", own_output=own)
+        validator = ManifestValidator(("1.35",), own_output=own)
         assert [(f.rule, f.severity) for f in validator.validate(obj)] == [("secret-material", severity)]
         assert [(f.rule, f.severity) for f in validator.validate(tls)] == [("insecure-tls", severity)]

@@ -9,7 +9,7 @@ from generator.problems import exit_code
 from generator.reporters import report
 
 
-def run(paths: tuple[Path, ...], version: str, plugins: tuple[str, ...], fmt: str, strict: bool) -> int:
-    problems = validate_paths(paths, version, plugins)
+def run(paths: tuple[Path, ...], versions: tuple[str, ...], plugins: tuple[str, ...], fmt: str, strict: bool) -> int:
+    problems = validate_paths(paths, versions, plugins)
     report(problems, fmt)
     return exit_code(problems, strict)

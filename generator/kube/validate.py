@@ -7,10 +7,10 @@ the semantic rules of kube-apiserver / kube-scheduler (semantic.py, scheduler_co
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from functools import cache, partial
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any
@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import jsonschema_rs
 
 from generator import parallel, schemas
-from generator.errors import GeneratorError
-from generator.kube import semantic
+from generator.kube import api_versions, semantic
+from generator.kube.api_versions import SCHEDULER_CONFIG_KIND
 from generator.kube.scheduler_config import check_config
 from generator.kube.semantic import Finding, Path
 from generator.layout import FRAGMENTS_DIR, MANIFEST_FILE
@@ -38,57 +38,24 @@ CONFIGMAP_LIMIT = 1024 * 1024
 JSON_BYTES_PER_YAML_CHAR = 6
 
 
-@cache
-def _k8s_schema_root() -> FsPath:
-    """kubernetes-validate's schema folder, found without importing the package (it imports jsonschema)."""
-    spec = importlib.util.find_spec("kubernetes_validate")
-    if spec is None or not spec.submodule_search_locations:
-        raise GeneratorError("kubernetes-validate is not installed: it provides the Kubernetes schemas")
-    return FsPath(spec.submodule_search_locations[0]) / "kubernetes-json-schema"
-
-
-@cache
-def schema_version(version: str) -> str:
-    """The newest kubernetes-validate schema set not newer than version ("1.35" -> "1.35.0")."""
-
-    def key(v: str) -> tuple[int, ...]:
-        return tuple(int(x) for x in v.split("."))
-
-    available = sorted(
-        {p.name[1:].split("-")[0] for p in _k8s_schema_root().iterdir() if p.name.startswith("v")}, key=key
-    )
-    try:
-        wanted = key(version)[:2]
-    except ValueError as err:
-        raise GeneratorError(f"invalid Kubernetes version {version!r}") from err
-    usable = [v for v in available if key(v)[:2] <= wanted]
-    if not usable or wanted > key(available[-1])[:2]:
-        raise GeneratorError(f"Kubernetes {version} is not supported; schemas exist for {', '.join(available)}")
-    return usable[-1]
-
-
 K8S_BASE = "https://kubernetes.io/api/"  # the $id of kubernetes-validate's _definitions.json
 
 
 @cache
-def _k8s_registry(version: str) -> tuple[FsPath, Any]:
-    folder = _k8s_schema_root() / f"v{schema_version(version)}-local-strict"
-    definitions = json.loads((folder / "_definitions.json").read_text(encoding="utf-8"))
-    return folder, definitions
+def _k8s_definitions(version: str) -> Any:
+    return json.loads((api_versions.folder(version) / "_definitions.json").read_text(encoding="utf-8"))
 
 
 @cache
 def _k8s_reference_registry(version: str) -> Registry[Any]:
     from referencing import Registry, Resource
 
-    _, definitions = _k8s_registry(version)
-    return Resource.from_contents(definitions) @ Registry()
+    return Resource.from_contents(_k8s_definitions(version)) @ Registry()
 
 
 @cache
 def _k8s_fast_registry(version: str) -> jsonschema_rs.Registry:
-    _, definitions = _k8s_registry(version)
-    return jsonschema_rs.Registry([(K8S_BASE + "_definitions.json", definitions)])
+    return jsonschema_rs.Registry([(K8S_BASE + "_definitions.json", _k8s_definitions(version))])
 
 
 def load_kubernetes_schemas(version: str) -> None:
@@ -96,23 +63,13 @@ def load_kubernetes_schemas(version: str) -> None:
     _k8s_fast_registry(version)
 
 
-def _schema_file_name(api_version: str, kind: str) -> str:
-    group_version = api_version.split("/")
-    if len(group_version) == 2:
-        group = group_version[0].split(".")[0]
-        return f"{kind.lower()}-{group}-{group_version[1]}.json"
-    return f"{kind.lower()}-{api_version}.json"
-
-
 @cache
 def k8s_validator(version: str, api_version: str, kind: str) -> schemas.TwoTierValidator | None:
-    """The strict schema validator of one core kind, compiled once; None if Kubernetes has none."""
-    folder, _ = _k8s_registry(version)
-    name = _schema_file_name(api_version, kind)
-    path = folder / name
-    if not path.is_file():
+    """The strict schema validator of one built-in kind, compiled once; None if version serves none."""
+    schema = api_versions.kind_schema(api_versions.folder(version), api_version, kind)
+    if schema is None:
         return None
-    schema = json.loads(path.read_text(encoding="utf-8"))
+    name = api_versions.schema_file_name(api_version, kind)
     fast = jsonschema_rs.Draft202012Validator(schema, registry=_k8s_fast_registry(version), base_uri=K8S_BASE + name)
     return schemas.TwoTierValidator(fast, lambda: _reference_validator(schema, version))
 
@@ -133,15 +90,17 @@ def _schema_findings(validator: schemas.TwoTierValidator, obj: Any, base: Path =
 
 
 class ManifestValidator:
-    """Validates objects for one Kubernetes version; `plugins` are extra scheduler plugins.
+    """Validates objects for one or more Kubernetes versions; `plugins` are extra scheduler plugins.
 
-    Opinions (Secret data, skipped TLS verification) are warnings on anyone's manifests; with
-    own_output, what gen renders itself, they are errors: gen never emits either.
+    A finding that holds for only some of the versions names them. Opinions (Secret data,
+    skipped TLS verification) are warnings on anyone's manifests; with own_output, what gen
+    renders itself, they are errors: gen never emits either.
     """
 
-    def __init__(self, version: str, plugins: Iterable[str] = (), own_output: bool = False) -> None:
-        schema_version(version)
-        self.version = version
+    def __init__(self, versions: tuple[str, ...], plugins: Iterable[str] = (), own_output: bool = False) -> None:
+        for version in versions:
+            api_versions.folder(version)  # an unsupported version fails here, before any work
+        self.versions = tuple(dict.fromkeys(versions))
         self.plugins = tuple(plugins)
         self.opinion = Severity.ERROR if own_output else Severity.WARNING
 
@@ -156,22 +115,36 @@ class ManifestValidator:
         api, kind = obj.get("apiVersion"), obj.get("kind")
         if not isinstance(api, str) or not isinstance(kind, str):
             return [Finding((), "k8s-object", Severity.ERROR, "apiVersion and kind are required strings")]
-        return list(self._validate(obj, api, kind, text))
+        if len(self.versions) == 1:
+            return list(self._validate(obj, api, kind, text, self.versions[0]))
+        holds: dict[Finding, list[str]] = {}
+        for version in self.versions:
+            for finding in self._validate(obj, api, kind, text, version):
+                holds.setdefault(finding, []).append(version)
+        return [
+            f
+            if len(found) == len(self.versions)
+            else replace(f, message=f"{f.message} (for Kubernetes {', '.join(found)})")
+            for f, found in holds.items()
+        ]
 
-    def _validate(self, obj: dict[str, Any], api: str, kind: str, text: str | None) -> Iterator[Finding]:
+    def _validate(self, obj: dict[str, Any], api: str, kind: str, text: str | None, version: str) -> Iterator[Finding]:
         if api.split("/")[0] in BUILD_TOOL_GROUPS:
             return  # read by kustomize, never sent to the API server
         bundled = schemas.MANIFEST_SCHEMA_FILES.get((api, kind))
+        refused = (
+            api_versions.not_served(version, api, kind) if bundled is None or kind == SCHEDULER_CONFIG_KIND else None
+        )
+        if refused is not None:
+            yield Finding(("apiVersion",), "k8s-api-version", Severity.ERROR, refused.message, refused.hint)
+            return
         if bundled is not None:
             found = list(_schema_findings(schemas.validator(bundled), obj))
         else:
-            validator = k8s_validator(self.version, api, kind)
+            validator = k8s_validator(version, api, kind)
             if validator is None:
                 yield Finding(
-                    ("kind",),
-                    "k8s-unknown-kind",
-                    Severity.WARNING,
-                    f"no schema for {kind} {api} in Kubernetes {self.version}; not validated",
+                    ("kind",), "k8s-unknown-kind", Severity.WARNING, f"no schema for {kind} {api}; not validated"
                 )
                 found = []
             else:
@@ -179,8 +152,9 @@ class ManifestValidator:
         yield from found
         if found:
             return  # semantic rules assume the shape is right
-        if kind == "KubeSchedulerConfiguration":
-            yield from check_config(obj, self.plugins)
+        if kind == SCHEDULER_CONFIG_KIND:
+            if bundled is not None:  # the rules are v1's; an older served version is only named
+                yield from check_config(obj, self.plugins)
             return
         if "metadata" in obj:
             yield from semantic.check_metadata(obj, ("metadata",), kind)
@@ -189,7 +163,7 @@ class ManifestValidator:
         if kind == "HorizontalPodAutoscaler":
             yield from semantic.check_hpa(obj)
         if kind == "ConfigMap":
-            yield from self._check_configmap(obj)
+            yield from self._check_configmap(obj, version)
         if kind == "PrometheusRule":
             yield from _check_prometheus_rule(obj)
         if kind == "Secret" and (obj.get("data") or obj.get("stringData")):
@@ -204,35 +178,31 @@ class ManifestValidator:
             yield from _check_insecure_tls(obj, self.opinion)
         yield from _check_size(obj, kind, text)
 
-    def _check_configmap(self, obj: dict[str, Any]) -> Iterator[Finding]:
+    def _check_configmap(self, obj: dict[str, Any], version: str) -> Iterator[Finding]:
         for key, value in (obj.get("data") or {}).items():
             if not isinstance(value, str):
                 continue
-            if "KubeSchedulerConfiguration" in value:
-                yield from self._embedded_scheduler_config(key, value)
+            if SCHEDULER_CONFIG_KIND in value:
+                yield from self._embedded_scheduler_config(key, value, version)
             if key.endswith(".json") and '"panels"' in value:
                 yield from _check_dashboard(key, value)
 
-    def _embedded_scheduler_config(self, key: str, text: str) -> Iterator[Finding]:
+    def _embedded_scheduler_config(self, key: str, text: str, version: str) -> Iterator[Finding]:
+        """A scheduler config file kept in a ConfigMap: checked as that file, reported at its key."""
         base: Path = ("data", key)
         try:
             cfg = parse_yaml(text, kube=True)
         except YamlError as err:
             yield Finding(base, "scheduler-config", Severity.ERROR, f"embedded scheduler config is not YAML: {err}")
             return
-        if not isinstance(cfg, dict) or cfg.get("kind") != "KubeSchedulerConfiguration":
+        if (
+            not isinstance(cfg, dict)
+            or cfg.get("kind") != SCHEDULER_CONFIG_KIND
+            or not isinstance(cfg.get("apiVersion"), str)
+        ):
             return
-        validator = schemas.validator(
-            schemas.MANIFEST_SCHEMA_FILES[("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration")]
-        )
-        found = [
-            Finding(base, f.rule, f.severity, f"{json_path(f.path)}: {f.message}", f.hint)
-            for f in _schema_findings(validator, cfg)
-        ]
-        yield from found
-        if not found:
-            for f in check_config(cfg, self.plugins):
-                yield Finding(base, f.rule, f.severity, f"{json_path(f.path)}: {f.message}", f.hint)
+        for f in self._validate(cfg, cfg["apiVersion"], SCHEDULER_CONFIG_KIND, None, version):
+            yield Finding(base, f.rule, f.severity, f"{json_path(f.path)}: {f.message}", f.hint)
 
 
 def promql_error(expr: str) -> str | None:
@@ -355,15 +325,16 @@ def _is_fragment(path: str) -> bool:
     )
 
 
-def validate_paths(paths: Iterable[FsPath], version: str, plugins: tuple[str, ...] = ()) -> list[Problem]:
+def validate_paths(paths: Iterable[FsPath], versions: tuple[str, ...], plugins: tuple[str, ...] = ()) -> list[Problem]:
     """`gen validate`: every manifest below paths, in worker processes when there are many."""
-    schema_version(version)  # an unsupported version is a usage error before any work
+    validator = ManifestValidator(versions, plugins)  # an unsupported version is a usage error before any work
     files, problems = yaml_files(paths)
     files = [(path, name) for path, name in files if not _is_fragment(path)]
     processes = parallel.workers(len(files))
     if processes > 1:
-        load_kubernetes_schemas(version)  # parsed once here, inherited by every worker
-    job = partial(_validate_file, validator=ManifestValidator(version, plugins))
+        for version in validator.versions:
+            load_kubernetes_schemas(version)  # parsed once here, inherited by every worker
+    job = partial(_validate_file, validator=validator)
     for found in parallel.map_in_order(job, files, processes):
         problems += found
     return problems

@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from generator.kube import api_versions
+from generator.kube.api_versions import DEFAULT_VERSION
 from generator.layout import GITOPS_DIR
 from generator.policies.policy import Policy
 from generator.problems import Problem
 from generator.yamlio.load import Document, SourceMap
 
 DEFAULT_TARGET = "default"
-DEFAULT_VERSION = "1.35"
 
 
 @dataclass
 class Target:
     name: str
     kubernetes_version: str
+    upgrade_to: str | None
     output_dir: str
     match_labels: dict[str, str]
     common_labels: dict[str, str]
@@ -26,6 +29,11 @@ class Target:
     policy: Policy
     policies: list[Policy] = field(default_factory=list)
     _by_kind: tuple[int, dict[str, list[Policy]]] = field(default=(-1, {}), repr=False, compare=False)
+
+    @property
+    def versions(self) -> tuple[str, ...]:
+        """The versions its output is validated for: the cluster's, and the next one if set."""
+        return (self.kubernetes_version, self.upgrade_to) if self.upgrade_to else (self.kubernetes_version,)
 
     def of_kind(self, kind: str) -> list[Policy]:
         """The target's policies of one kind; indexed once, since rules ask per policy."""
@@ -55,6 +63,7 @@ def resolve_targets(policies: list[Policy], only: tuple[str, ...] = ()) -> tuple
         target = Target(
             name=tp.name,
             kubernetes_version=spec.get("kubernetesVersion", DEFAULT_VERSION),
+            upgrade_to=spec.get("upgradeTo"),
             output_dir=spec.get("outputDir", tp.name),
             match_labels=spec.get("selector", {}).get("matchLabels", {}),
             common_labels=spec.get("commonLabels", {}),
@@ -74,6 +83,7 @@ def resolve_targets(policies: list[Policy], only: tuple[str, ...] = ()) -> tuple
                 )
             )
         dirs[target.output_dir] = tp
+        problems.extend(_version_problems(target))
         targets.append(target)
     if only:
         known = {t.name for t in targets}
@@ -84,6 +94,28 @@ def resolve_targets(policies: list[Policy], only: tuple[str, ...] = ()) -> tuple
             raise GeneratorError(f"unknown target(s): {', '.join(missing)}; known: {', '.join(sorted(known))}")
         targets = [t for t in targets if t.name in only]
     return targets, problems
+
+
+def _version_problems(target: Target) -> Iterator[Problem]:
+    """Versions gen has Kubernetes' schemas for; an upgrade goes forward."""
+    known = api_versions.shipped()
+    for key, version in (("kubernetesVersion", target.kubernetes_version), ("upgradeTo", target.upgrade_to)):
+        if version is not None and api_versions.parse_version(version) not in known:
+            yield target.policy.problem(
+                (key,),
+                "target-version",
+                f"gen has no Kubernetes {version} schemas to validate the output with",
+                hint=f"one of {api_versions.spell(known[0])} to {api_versions.spell(known[-1])}",
+            )
+    if target.upgrade_to and api_versions.parse_version(target.upgrade_to) <= api_versions.parse_version(
+        target.kubernetes_version
+    ):
+        yield target.policy.problem(
+            ("upgradeTo",),
+            "target-version",
+            f"upgradeTo {target.upgrade_to} is not newer than kubernetesVersion {target.kubernetes_version}",
+            hint="name the version the cluster upgrades to next, or drop upgradeTo",
+        )
 
 
 def _dir_clash(new: str, dirs: dict[str, Policy]) -> Policy | None:

@@ -7,9 +7,10 @@ import with the loading instead of paying for it before the first policy is read
 
 from __future__ import annotations
 
+from generator.kube.api_versions import DEFAULT_VERSION
 from generator.kube.validate import ManifestValidator, load_kubernetes_schemas
 from generator.layout import GITOPS_DIR
-from generator.policies.targets import DEFAULT_VERSION, Target
+from generator.policies.targets import Target
 from generator.problems import Problem, Severity, json_path
 from generator.render import write
 from generator.render.templates import Manifest, TargetRender, compile_templates, render_gitops, render_target
@@ -79,7 +80,7 @@ def _plan_target(render: TargetRender) -> tuple[write.DirPlan, list[Problem]]:
 def render_and_plan(target: Target, out_name: str) -> tuple[list[write.DirPlan], list[Problem]]:
     """Stages 3-4 for one target: its directory and, if asked, its GitOps objects' directory."""
     rendered, problems = render_target(target)
-    validator = ManifestValidator(target.kubernetes_version, _declared_plugins(target), own_output=True)
+    validator = ManifestValidator(target.versions, _declared_plugins(target), own_output=True)
     for manifest in rendered.manifests:
         problems.extend(_manifest_problems(manifest, validator))
     plan, found = _plan_target(rendered)

@@ -1,0 +1,217 @@
+"""Which apiVersion of a kind each Kubernetes version serves.
+
+Built-in APIs: derived from the schema data kubernetes-validate ships, one folder per minor
+version (1.25 on). A kind is served by a version when that version's folder has its schema
+with that exact group, version and kind. kube-scheduler's own configuration file is no API
+object and has no such data: its served versions come from the scheduler's source.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from generator.errors import GeneratorError
+
+DEFAULT_VERSION = "1.35"  # what gen validates for when nothing names a version
+SCHEDULER_CONFIG_KIND = "KubeSchedulerConfiguration"
+SCHEDULER_CONFIG_GROUP = "kubescheduler.config.k8s.io"
+# cmd/kube-scheduler/app/options/configfile.go: the versions each release decodes, as
+# (first release, release that removed it): v1beta1 went in 1.23 (kubernetes#104782), v1beta2
+# in 1.28 (#117649), v1beta3 in 1.29 (#119994); v1 is GA since 1.25.
+SCHEDULER_CONFIG_VERSIONS: dict[str, tuple[tuple[int, int], tuple[int, int] | None]] = {
+    "v1": ((1, 25), None),
+    "v1beta3": ((1, 23), (1, 29)),
+    "v1beta2": ((1, 22), (1, 28)),
+    "v1beta1": ((1, 19), (1, 23)),
+}
+
+Version = tuple[int, int]
+
+
+def parse_version(text: str) -> Version:
+    """ "1.35" (or "1.35.2") -> (1, 35)."""
+    try:
+        major, minor = (int(part) for part in text.split(".")[:2])
+    except ValueError as err:
+        raise GeneratorError(f"invalid Kubernetes version {text!r}") from err
+    return major, minor
+
+
+def spell(version: Version) -> str:
+    return f"{version[0]}.{version[1]}"
+
+
+@cache
+def schema_root() -> Path:
+    """kubernetes-validate's schema folder, found without importing the package (it imports jsonschema)."""
+    spec = importlib.util.find_spec("kubernetes_validate")
+    if spec is None or not spec.submodule_search_locations:
+        raise GeneratorError("kubernetes-validate is not installed: it provides the Kubernetes schemas")
+    return Path(spec.submodule_search_locations[0]) / "kubernetes-json-schema"
+
+
+@cache
+def _folders() -> dict[Version, Path]:
+    """Strict schema folder per minor version, oldest first."""
+    found = {}
+    for path in schema_root().iterdir():
+        if path.name.startswith("v") and path.name.endswith("-local-strict"):
+            found[parse_version(path.name[1:].split("-")[0])] = path
+    return dict(sorted(found.items()))
+
+
+def shipped() -> list[Version]:
+    return list(_folders())
+
+
+@cache
+def folder(version: str) -> Path:
+    """The schema folder for version: the newest shipped one not newer than it."""
+    wanted = parse_version(version)
+    known = shipped()
+    usable = [v for v in known if v <= wanted]
+    if not usable or wanted > known[-1]:
+        raise GeneratorError(
+            f"Kubernetes {version} is not supported; schemas exist for {', '.join(spell(v) for v in known)}"
+        )
+    return _folders()[usable[-1]]
+
+
+def split_api(api: str) -> tuple[str, str]:
+    """apiVersion -> (group, version); the core group is ""."""
+    group, _, version = api.rpartition("/")
+    return group, version
+
+
+def schema_file_name(api: str, kind: str) -> str:
+    """kubernetes-validate's file name: the group's first label only, so CRD groups can collide."""
+    group, version = split_api(api)
+    return f"{kind.lower()}-{group.split('.')[0]}-{version}.json" if group else f"{kind.lower()}-{version}.json"
+
+
+@cache
+def _schema_at(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def kind_schema(folder_path: Path, api: str, kind: str) -> Any:
+    """The strict schema of exactly this group, version and kind in folder_path, or None."""
+    schema = _schema_at(folder_path / schema_file_name(api, kind))
+    if schema is None:
+        return None
+    group, version = split_api(api)
+    wanted = {"group": group, "version": version, "kind": kind}
+    return schema if wanted in schema.get("x-kubernetes-group-version-kind", []) else None
+
+
+@cache
+def _builtin_groups() -> frozenset[str]:
+    """Every group the newest shipped version's data names (its DeleteOptions lists old ones too)."""
+    definitions = json.loads((_folders()[shipped()[-1]] / "_definitions.json").read_text(encoding="utf-8"))
+    return frozenset(
+        gvk["group"]
+        for schema in definitions.get("$defs", {}).values()
+        if isinstance(schema, dict)
+        for gvk in schema.get("x-kubernetes-group-version-kind", [])
+    )
+
+
+def is_builtin_group(group: str) -> bool:
+    """Kubernetes' own API groups; a CRD's group always holds a dot, so dotless groups are too."""
+    return "." not in group or group in _builtin_groups()
+
+
+@dataclass(frozen=True)
+class NotServed:
+    """Why a version refuses an apiVersion of a kind, and what to use instead."""
+
+    message: str
+    hint: str
+
+
+@cache
+def not_served(version: str, api: str, kind: str) -> NotServed | None:
+    """NotServed when version refuses this built-in apiVersion of kind; None when it serves it,
+    or when the kind belongs to no built-in group (a CRD: gen cannot know)."""
+    group, _ = split_api(api)
+    if group == SCHEDULER_CONFIG_GROUP and kind == SCHEDULER_CONFIG_KIND:
+        return _scheduler_config(version, api)
+    if not is_builtin_group(group) or kind in _CLIENT_SIDE_KINDS:
+        return None
+    target = parse_version(version)
+    served = [v for v in shipped() if kind_schema(_folders()[v], api, kind) is not None]
+    if target in served or (served and served[0] <= target <= served[-1]):
+        return None
+    instead = replacement(version, api, kind)
+    hint = f"use {instead}" if instead else f"Kubernetes {spell(target)} has no {kind} in any API group"
+    if served and target < served[0]:
+        return NotServed(f"{api} {kind} is not served yet: Kubernetes {spell(served[0])} adds it", hint)
+    if served:
+        removed = shipped()[shipped().index(served[-1]) + 1]
+        return NotServed(f"{api} {kind} is no longer served: Kubernetes {spell(removed)} removed it", hint)
+    if instead:
+        return NotServed(f"{api} {kind} is not served by Kubernetes {spell(shipped()[0])} or later", hint)
+    return NotServed(f"Kubernetes serves no kind {kind} in {api or 'v1'}", "check the kind's spelling")
+
+
+def removals() -> list[tuple[str, str, Version, Version]]:
+    """(apiVersion, kind, last version serving it, version that removed it) for every built-in
+    kind the shipped data shows going away: the table docs/api-removals.md lists."""
+    seen: dict[tuple[str, str], list[Version]] = {}
+    for version, path in _folders().items():
+        for file in path.glob("*.json"):
+            for gvk in (_schema_at(file) or {}).get("x-kubernetes-group-version-kind", []):
+                api = f"{gvk['group']}/{gvk['version']}" if gvk["group"] else gvk["version"]
+                if schema_file_name(api, gvk["kind"]) == file.name:
+                    seen.setdefault((api, gvk["kind"]), []).append(version)
+    versions = shipped()
+    return sorted(
+        (api, kind, served[-1], versions[versions.index(served[-1]) + 1])
+        for (api, kind), served in seen.items()
+        if served[-1] != versions[-1] and not kind.endswith("List")  # lists are read, never applied
+    )
+
+
+# Kinds kubectl unpacks on the client side (`kind: List` from `kubectl get -o yaml`).
+_CLIENT_SIDE_KINDS = frozenset({"List"})
+_STABILITY = ("v1", "v2")  # GA versions first, then the newest beta, then alpha
+
+
+def _rank(version: str) -> tuple[int, str]:
+    if version in _STABILITY:
+        return 0, version
+    return (1 if "beta" in version else 2), version
+
+
+def replacement(version: str, api: str, kind: str) -> str | None:
+    """The apiVersion to use for kind in version: its own group's most stable one served, else another group's."""
+    group, _ = split_api(api)
+    base = folder(version)
+    candidates = []
+    for path in base.glob(f"{kind.lower()}-*.json"):
+        schema = _schema_at(path)
+        for gvk in schema.get("x-kubernetes-group-version-kind", []) if schema else []:
+            if gvk["kind"] == kind:
+                other = f"{gvk['group']}/{gvk['version']}" if gvk["group"] else gvk["version"]
+                candidates.append((gvk["group"] != group, _rank(gvk["version"]), other))
+    return min(candidates)[2] if candidates else None
+
+
+def _scheduler_config(version: str, api: str) -> NotServed | None:
+    _, config_version = split_api(api)
+    target = parse_version(version)
+    span = SCHEDULER_CONFIG_VERSIONS.get(config_version)
+    hint = f"use {SCHEDULER_CONFIG_GROUP}/v1"
+    if span is None:
+        return NotServed(f"kube-scheduler reads no configuration {api}", hint)
+    first, removed = span
+    if removed is not None and target >= removed:
+        return NotServed(f"kube-scheduler no longer reads {api}: Kubernetes {spell(removed)} removed it", hint)
+    if target < first:
+        return NotServed(f"kube-scheduler does not read {api} yet: Kubernetes {spell(first)} adds it", hint)
+    return None
