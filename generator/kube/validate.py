@@ -132,23 +132,15 @@ class ManifestValidator:
         if api.split("/")[0] in BUILD_TOOL_GROUPS:
             return  # read by kustomize, never sent to the API server
         bundled = schemas.MANIFEST_SCHEMA_FILES.get((api, kind))
-        refused = (
-            api_versions.not_served(version, api, kind) if bundled is None or kind == SCHEDULER_CONFIG_KIND else None
-        )
-        if refused is not None:
-            yield Finding(("apiVersion",), "k8s-api-version", Severity.ERROR, refused.message, refused.hint)
-            return
-        if bundled is not None:
-            found = list(_schema_findings(schemas.validator(bundled), obj))
-        else:
-            validator = k8s_validator(version, api, kind)
-            if validator is None:
-                yield Finding(
-                    ("kind",), "k8s-unknown-kind", Severity.WARNING, f"no schema for {kind} {api}; not validated"
-                )
-                found = []
-            else:
-                found = list(_schema_findings(validator, obj))
+        validator = schemas.validator(bundled) if bundled is not None else k8s_validator(version, api, kind)
+        if validator is None or kind == SCHEDULER_CONFIG_KIND:  # only then can the version refuse it
+            refused = api_versions.not_served(version, api, kind)
+            if refused is not None:
+                yield Finding(("apiVersion",), "k8s-api-version", Severity.ERROR, refused.message, refused.hint)
+                return
+        if validator is None:
+            yield Finding(("kind",), "k8s-unknown-kind", Severity.WARNING, f"no schema for {kind} {api}; not validated")
+        found = list(_schema_findings(validator, obj)) if validator is not None else []
         yield from found
         if found:
             return  # semantic rules assume the shape is right
