@@ -68,14 +68,14 @@ BAD = [
         SCHEDULER
         + "    plugins:\n      score:\n        enabled: [{name: GPUPacking, weight: 10}]\n      multiPoint:\n        disabled: [{name: NodeResourcesFit}]\n",
         "gpu-packing-needs-fit",
-        11,
+        15,  # the entry that disables NodeResourcesFit, not the profile's plugins key
     ),
     (
         "out-of-tree-missing",
         SCHEDULER.replace("  outOfTreePlugins: [GPUPacking]\n", "")
         + "    plugins:\n      score:\n        enabled: [{name: GPUPacking, weight: 10}]\n",
         "scheduler-out-of-tree",
-        10,
+        12,  # the GPUPacking entry outOfTreePlugins lacks
     ),
     (
         "negative-weight",

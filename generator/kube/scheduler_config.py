@@ -114,6 +114,17 @@ def _disabled(profile: dict[str, Any], point: str, name: str) -> bool:
     return (name in names or "*" in names) and name not in enabled
 
 
+def plugin_entry(profile: dict[str, Any], name: str, which: str, points: Iterable[str]) -> Path:
+    """Where in the profile the first `which` entry naming the plugin (or `*`, for disabled) is:
+    the line a finding about that plugin should point at. ("plugins",) when none is."""
+    for point in points:
+        entries = ((profile.get("plugins") or {}).get(point) or {}).get(which) or []
+        for j, entry in enumerate(entries):
+            if isinstance(entry, dict) and entry.get("name") in (name, "*" if which == "disabled" else name):
+                return ("plugins", point, which, j)
+    return ("plugins",)
+
+
 def fit_enabled(profile: dict[str, Any]) -> bool:
     """NodeResourcesFit still filters nodes (default multiPoint, not disabled for filter)."""
     if _disabled(profile, "filter", "NodeResourcesFit"):
@@ -303,7 +314,7 @@ def _check_plugins(
     if "GPUPacking" in names:
         if not fit_enabled(profile):
             yield _err(
-                (*ppath, "plugins"),
+                (*ppath, *plugin_entry(profile, "NodeResourcesFit", "disabled", ("filter", "multiPoint"))),
                 "gpu-packing-needs-fit",
                 "GPUPacking is enabled but NodeResourcesFit is disabled: a score of 0 never excludes a node, so nodes without free GPUs stay feasible",
                 "keep NodeResourcesFit enabled",

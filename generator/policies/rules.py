@@ -9,7 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from generator.kube.scheduler_config import IN_TREE_PLUGINS, KNOWN_OUT_OF_TREE, check_config, enabled_plugins
+from generator.kube.scheduler_config import (
+    EXTENSION_POINTS,
+    IN_TREE_PLUGINS,
+    KNOWN_OUT_OF_TREE,
+    check_config,
+    enabled_plugins,
+    plugin_entry,
+)
 from generator.kube.semantic import DELETION_COST
 from generator.policies import context
 from generator.policies.policy import Policy, builtin_policy
@@ -56,7 +63,7 @@ def scheduler_rules(target: Target) -> Iterator[Problem]:
                 for plugin in sorted(enabled_plugins(profile)):
                     if plugin in KNOWN_OUT_OF_TREE and plugin not in declared:
                         yield policy.problem(
-                            ("profiles", i, "plugins"),
+                            ("profiles", i, *plugin_entry(profile, plugin, "enabled", ("score", *EXTENSION_POINTS))),
                             "scheduler-out-of-tree",
                             f"{plugin} is enabled but not listed in outOfTreePlugins",
                             hint=f"add {plugin} to outOfTreePlugins and use an image that registers it",
