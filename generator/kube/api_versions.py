@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -179,13 +180,16 @@ def removals() -> list[tuple[str, str, Version, Version]]:
 
 # Kinds kubectl unpacks on the client side (`kind: List` from `kubectl get -o yaml`).
 _CLIENT_SIDE_KINDS = frozenset({"List"})
-_STABILITY = ("v1", "v2")  # GA versions first, then the newest beta, then alpha
+_VERSION_PARTS = re.compile(r"v([0-9]+)(?:(alpha|beta)([0-9]*))?\Z")
 
 
-def _rank(version: str) -> tuple[int, str]:
-    if version in _STABILITY:
-        return 0, version
-    return (1 if "beta" in version else 2), version
+def _rank(version: str) -> tuple[int, int, int]:
+    """Kubernetes' version priority: GA before beta before alpha, newer before older."""
+    parts = _VERSION_PARTS.match(version)
+    if parts is None:
+        return 3, 0, 0
+    major, level, minor = parts.groups()
+    return {None: 0, "beta": 1, "alpha": 2}[level], -int(major), -int(minor or 0)
 
 
 def replacement(version: str, api: str, kind: str) -> str | None:

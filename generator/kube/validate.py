@@ -24,7 +24,8 @@ from generator.kube.scheduler_config import check_config
 from generator.kube.semantic import Finding, Path
 from generator.layout import FRAGMENTS_DIR, MANIFEST_FILE
 from generator.problems import Problem, Severity, json_path
-from generator.yamlio.load import YamlError, load_file, parse_yaml, yaml_files
+from generator.yamlio.kube_scalars import plain_value
+from generator.yamlio.load import Document, YamlError, load_file, parse_yaml, yaml_files
 
 if TYPE_CHECKING:  # the reference implementation is imported only to explain a failure
     from referencing import Registry
@@ -166,7 +167,7 @@ class ManifestValidator:
                 "Secret data in Git is readable by everyone who can read the repository",
                 "provision Secrets with a secret manager (External Secrets, Sealed Secrets) and reference them by name",
             )
-        if _may_hold(text, "insecureSkipVerify"):  # the walk is only worth it where the key may occur
+        if _may_hold(text, "insecureSkip"):  # the walk is only worth it where the key may occur
             yield from _check_insecure_tls(obj, self.opinion)
         yield from _check_size(obj, kind, text)
 
@@ -238,15 +239,19 @@ def _check_dashboard(key: str, text: str) -> Iterator[Finding]:
                 )
 
 
+# Prometheus Operator and Argo CD spell it insecureSkipVerify; APIService and kubeconfigs insecureSkipTLSVerify.
+_SKIP_TLS_KEYS = frozenset({"insecureSkipVerify", "insecureSkipTLSVerify"})
+
+
 def _check_insecure_tls(obj: Any, severity: Severity, path: Path = ()) -> Iterator[Finding]:
     if isinstance(obj, dict):
         for key, value in obj.items():
-            if key == "insecureSkipVerify" and value is True:
+            if key in _SKIP_TLS_KEYS and value is True:
                 yield Finding(
                     (*path, key),
                     "insecure-tls",
                     severity,
-                    "insecureSkipVerify disables certificate checks",
+                    f"{key} disables certificate checks",
                     "reference the CA instead",
                 )
             else:
@@ -303,10 +308,20 @@ def _validate_file(file: tuple[str, str], validator: ManifestValidator) -> list[
     docs, problems = load_file(*file, kube=True)
     for doc in docs:
         problems += [
-            doc.problem(f.path, f.rule, f.message, severity=f.severity, hint=f.hint)
+            doc.problem(f.path, f.rule, f.message, severity=f.severity, hint=f.hint or _quote_hint(doc, f))
             for f in validator.validate(doc.data, doc.text)
         ]
     return problems
+
+
+def _quote_hint(doc: Document, finding: Finding) -> str:
+    """For a string field holding an unquoted `y`, `on` or `1e3`: how Kubernetes read it."""
+    if finding.rule != "k8s-schema" or "is not of type 'string'" not in finding.message:
+        return ""
+    scalar = doc.source.scalars.get(finding.path)
+    if scalar is None or not scalar.plain:
+        return ""
+    return f"Kubernetes reads the unquoted {scalar.text!r} as a {type(plain_value(scalar.text)).__name__}; quote it"
 
 
 def _is_fragment(path: str) -> bool:
