@@ -49,7 +49,8 @@ def exported_schema_files() -> list[str]:
 
 
 @cache
-def _read(name: str) -> Any:
+def read(name: str) -> Any:
+    """One bundled schema file, parsed once per process."""
     path = schema_dir() / name
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -61,7 +62,7 @@ def _retrieve(uri: str) -> Resource[Any]:
     from referencing import Resource
     from referencing.jsonschema import DRAFT202012
 
-    return Resource.from_contents(_read(uri), default_specification=DRAFT202012)
+    return Resource.from_contents(read(uri), default_specification=DRAFT202012)
 
 
 @cache
@@ -120,7 +121,7 @@ def _fast_registry() -> jsonschema_rs.Registry:
     files = sorted(schema_dir().rglob("*.json"))  # policy schemas, defs.json and the bundled CRDs
     return jsonschema_rs.Registry(
         [
-            (BUNDLED_BASE + p.relative_to(schema_dir()).as_posix(), _read(p.relative_to(schema_dir()).as_posix()))
+            (BUNDLED_BASE + p.relative_to(schema_dir()).as_posix(), read(p.relative_to(schema_dir()).as_posix()))
             for p in files
         ]
     )
@@ -129,7 +130,7 @@ def _fast_registry() -> jsonschema_rs.Registry:
 @cache
 def validator(name: str) -> TwoTierValidator:
     """The validator of one bundled schema file, compiled once per process."""
-    schema = _read(name)
+    schema = read(name)
     fast = jsonschema_rs.validator_for(schema, registry=_fast_registry(), base_uri=BUNDLED_BASE + name)
     return TwoTierValidator(fast, lambda: _reference_validator(schema, _registry()))
 
@@ -141,7 +142,7 @@ def _resolve(schema: dict[str, Any], base: str) -> tuple[dict[str, Any], str]:
         file, _, pointer = ref.partition("#")
         file = file or base
         try:
-            target: Any = _read(file)
+            target: Any = read(file)
             for token in filter(None, pointer.split("/")):
                 target = target[token.replace("~1", "/").replace("~0", "~")]
         except (KeyError, TypeError) as err:
@@ -172,7 +173,7 @@ def apply_defaults(instance: Any, schema_name: str) -> Any:
 
 @cache
 def _defaults_plan(schema_name: str) -> _Defaults:
-    return _Defaults(_read(schema_name), schema_name)
+    return _Defaults(read(schema_name), schema_name)
 
 
 _NO_DEFAULT = object()

@@ -72,7 +72,7 @@ def test_fast_and_reference_verdicts_agree(name: str, obj: dict[str, Any]) -> No
     bundled = schemas.MANIFEST_SCHEMA_FILES.get((obj.get("apiVersion"), obj.get("kind")))
     if bundled is not None:
         validator = schemas.validator(bundled)
-        reference = schemas._reference_validator(schemas._read(bundled), schemas._registry())
+        reference = schemas._reference_validator(schemas.read(bundled), schemas._registry())
         expected = not list(reference.iter_errors(obj))
     else:
         found = k8s_validator("1.35", obj["apiVersion"], obj["kind"])

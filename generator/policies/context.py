@@ -10,6 +10,7 @@ from typing import Any
 
 from generator.kube.semantic import DELETION_COST
 from generator.layout import FRAGMENTS_DIR
+from generator.policies import podspec
 from generator.policies.policy import Policy
 from generator.policies.targets import Target
 
@@ -77,11 +78,98 @@ def _replicated(policy: Policy, target: Target) -> dict[str, Any]:
         }
         namespaces = sorted(matches) if matches and matches != {policy.spec["namespace"]} else []
         colocate.append({**rule, "namespaces": namespaces})
+    spec = policy.spec
+    liveness = spec.get("livenessProbe") or liveness_from_readiness(spec.get("readinessProbe"))
+    fields = {**spec, "livenessProbe": liveness} if liveness else spec
+    container = podspec.main_container(
+        fields, spec["containerName"], resources=spec["resources"], env=podspec.downward_env(spec["downwardEnv"])
+    )
     return {
-        "colocate": colocate,
         "explicit_replicas": "replicas" in (policy.doc.data.get("spec") or {}),
-        "liveness": policy.spec.get("livenessProbe") or liveness_from_readiness(policy.spec.get("readinessProbe")),
+        "podspec": podspec.pod_spec(_service_pod(policy, colocate), spec.get("pod", {}), [container]),
     }
+
+
+def _service_pod(policy: Policy, colocate: list[dict[str, Any]]) -> dict[str, Any]:
+    """What gen sets in a ReplicatedService's Pod: identity, restricted defaults, placement."""
+    spec, labels = policy.spec, pod_labels(policy)
+    pod: dict[str, Any] = {}
+    if "costWriter" in spec:
+        pod["serviceAccountName"] = spec["costWriter"]["serviceAccount"]
+    pod["automountServiceAccountToken"] = "costWriter" in spec
+    pod["securityContext"] = dict(podspec.RESTRICTED_POD)
+    affinity: dict[str, Any] = {}
+    if colocate:
+        affinity["podAffinity"] = {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": rule["weight"],
+                    "podAffinityTerm": {
+                        "labelSelector": {"matchLabels": rule["matchLabels"]},
+                        **({"namespaces": rule["namespaces"]} if rule["namespaces"] else {}),
+                        "topologyKey": rule["topologyKey"],
+                    },
+                }
+                for rule in colocate
+            ]
+        }
+    anti = {
+        "labelSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": [policy.name]}]},
+        "topologyKey": "kubernetes.io/hostname",
+    }
+    spread = spec["placement"]["spreadAcrossNodes"]
+    if spread == "preferred":
+        affinity["podAntiAffinity"] = {
+            "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "podAffinityTerm": anti}]
+        }
+    elif spread == "required":
+        affinity["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [anti]}
+    if affinity:
+        pod["affinity"] = affinity
+    zone = spec["placement"].get("zoneSpread")
+    if zone is not None:
+        pod["topologySpreadConstraints"] = [
+            {
+                "maxSkew": zone["maxSkew"],
+                "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": zone["whenUnsatisfiable"],
+                "labelSelector": {"matchLabels": labels},
+            }
+        ]
+    return pod
+
+
+def gpu_node_terms(gpu: dict[str, Any]) -> list[dict[str, Any]]:
+    """The GPU's required nodeSelectorTerms: model In models, memory label Gt minMemoryMiB-1."""
+    expressions = []
+    if "models" in gpu:
+        expressions.append({"key": gpu["labels"]["model"], "operator": "In", "values": gpu["models"]})
+    if "minMemoryMiB" in gpu:
+        expressions.append(
+            {"key": gpu["labels"]["memoryMiB"], "operator": "Gt", "values": [str(gpu["minMemoryMiB"] - 1)]}
+        )
+    return [{"matchExpressions": expressions}] if expressions else []
+
+
+def _gpu(policy: Policy) -> dict[str, Any]:
+    spec = policy.spec
+    gpu, fields = spec["gpu"], spec["container"]
+    resources = dict(fields["resources"])
+    for section in ("requests", "limits"):
+        resources[section] = {**resources.get(section, {}), gpu["resource"]: gpu["count"]}
+    container = podspec.main_container(fields, fields["name"], resources=resources, env=[])
+    derived: dict[str, Any] = {
+        "schedulerName": spec["schedulerName"],
+        "automountServiceAccountToken": False,
+        "restartPolicy": spec["restartPolicy"],
+        "securityContext": dict(podspec.RESTRICTED_POD),
+    }
+    terms = gpu_node_terms(gpu)
+    if terms:
+        derived["affinity"] = {
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+        }
+    return {"podspec": podspec.pod_spec(derived, spec.get("pod", {}), [container])}
 
 
 def liveness_from_readiness(readiness: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -117,6 +205,8 @@ def build(policy: Policy, target: Target) -> dict[str, Any]:
         context.update(scheduler_values(policy))
     elif policy.kind == "ReplicatedService":
         context.update(_replicated(policy, target))
+    elif policy.kind == "GpuWorkload":
+        context.update(_gpu(policy))
     elif policy.kind == "Monitoring":
         context.update(_monitoring(policy, target))
     return context
