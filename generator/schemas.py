@@ -152,6 +152,16 @@ def _resolve(schema: dict[str, Any], base: str) -> tuple[dict[str, Any], str]:
     return schema, base
 
 
+def allowed_properties(schema: dict[str, Any], base: str) -> set[str]:
+    """The property names a schema object admits: its own, and those of the schemas it
+    combines with allOf (how a policy kind takes Kubernetes' Container fields)."""
+    resolved, where = _resolve(schema, base)
+    names = set(resolved.get("properties", {}))
+    for part in resolved.get("allOf", []):
+        names |= allowed_properties(part, where)
+    return names
+
+
 def plain_copy(value: Any) -> Any:
     """A deep copy of loaded YAML/JSON data (dicts, lists, immutable scalars); copy.deepcopy's
     memo and dispatch cost several times more, and such data has no shared structure to keep."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -190,3 +191,42 @@ def test_linting_a_directory_reports_its_files(gen, policy_copy: Path) -> None:
     run = gen("lint", policy_copy)
     assert run.code == 1 and "policies/scheduler.yaml:" in run.out and " policy-schema " in run.out
     assert gen("lint", policy_copy / "cache-app.yaml").code == 0  # judged with its directory, reported alone
+
+
+def test_every_unknown_field_is_reported_at_its_line_with_what_was_meant(gen, tmp_path: Path) -> None:
+    (tmp_path / "web.yaml").write_text(
+        "apiVersion: gen/v1alpha1\nkind: ReplicatedService\nmetadata:\n  name: web\nspec:\n"
+        "  image: nginx:1.27\n"
+        "  envv:\n  - {name: A, value: b}\n"  # 7
+        "  tolerations:\n  - {key: dedicated, operator: Exists}\n"  # 9
+        "  volumeMounts:\n  - name: cache\n    mountPath: /cache\n    readonly: true\n"  # 14
+        "  pod:\n    volumes:\n    - {name: cache, emptyDir: {}}\n    nodeSelectr: {a: b}\n"  # 18
+    )
+    (tmp_path / "train.yaml").write_text(
+        "apiVersion: gen/v1alpha1\nkind: GpuWorkload\nmetadata:\n  name: train\nspec:\n  gpu: {count: 1}\n"
+        "  container:\n    image: trainer:1\n    tolerations: []\n"  # 9
+        "  pod:\n    schedulerName: x\n    containers: []\n"  # 11, 12
+    )
+    run = gen("lint", "--format", "json", tmp_path)
+    found = {(Path(f["file"]).name, f["line"], f["path"].rsplit(".", 1)[-1], f["hint"]) for f in json.loads(run.out)}
+    assert run.code == 1
+    assert found == {
+        ("web.yaml", 7, "envv", "did you mean 'env'?"),
+        ("web.yaml", 9, "tolerations", "did you mean spec.pod.tolerations? PodSpec fields go under spec.pod"),
+        ("web.yaml", 14, "readonly", "did you mean 'readOnly'?"),
+        ("web.yaml", 18, "nodeSelectr", "did you mean 'nodeSelector'?"),
+        ("train.yaml", 9, "tolerations", "did you mean spec.pod.tolerations? PodSpec fields go under spec.pod"),
+        (
+            "train.yaml",
+            11,
+            "schedulerName",
+            "a GpuWorkload sets it at spec.schedulerName (a profile of a Scheduler in its target)",
+        ),
+        (
+            "train.yaml",
+            12,
+            "containers",
+            "gen builds the main container from the policy's Container fields; more long-running containers are "
+            "native sidecars: pod.initContainers entries with restartPolicy: Always",
+        ),
+    }

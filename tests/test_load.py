@@ -42,7 +42,7 @@ def test_verdicts_on_arbitrary_text_match_pyyaml_or_are_stricter(text: str) -> N
         expected = yaml.load(text, Loader=yaml.CSafeLoader)  # the same libyaml parser
     except yaml.YAMLError:
         pytest.fail("accepted text PyYAML rejects")
-    assert ours == expected
+    assert ours == expected or repr(ours) == repr(expected)  # .nan is unequal to itself
 
 
 def _builder_documents(text: str) -> list[object]:

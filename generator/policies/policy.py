@@ -68,30 +68,63 @@ def _yaml11_hint(scalar: Scalar | None, expected: Any) -> str:
     return ""
 
 
-def _schema_problem(doc: Document, err: jsonschema.ValidationError) -> Problem:
+def _schema_problems(doc: Document, err: jsonschema.ValidationError, schema_file: str) -> list[Problem]:
     from jsonschema.exceptions import best_match  # only invalid policies pay for the reference validator
 
+    if err.validator in {"additionalProperties", "unevaluatedProperties"} and isinstance(err.instance, dict):
+        return _unknown_fields(doc, err, schema_file)
     if err.context:
         deepest = best_match(err.context)
         if deepest is not None and len(deepest.absolute_path) >= len(err.absolute_path):
             err = deepest
+            if err.validator in {"additionalProperties", "unevaluatedProperties"} and isinstance(err.instance, dict):
+                return _unknown_fields(doc, err, schema_file)
     path = tuple(err.absolute_path)
     hint = ""
-    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
-        allowed = set(err.schema.get("properties", {}))
-        unknown = sorted(k for k in err.instance if k not in allowed)
-        if unknown:
-            key = unknown[0]
-            close = difflib.get_close_matches(str(key), sorted(allowed), n=1)
-            hint = f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(sorted(allowed))}"
-            return doc.problem((*path, key), "policy-unknown-field", f"unknown field {key!r}", hint=hint, key=True)
     if err.validator == "required":
-        return doc.problem(path, "policy-required", err.message, hint="add the field")
+        return [doc.problem(path, "policy-required", err.message, hint="add the field")]
     if err.validator in {"type", "pattern", "enum", "const", "anyOf", "oneOf", "minimum", "maximum"}:
         hint = _yaml11_hint(doc.source.scalars.get(path), err.validator_value)
     if err.validator in {"maximum", "minimum"} and err.validator_value in (2147483647, -2147483648):
         hint = hint or "the value must fit a signed 32-bit integer"
-    return doc.problem(path, "policy-schema", err.message, hint=hint)
+    return [doc.problem(path, "policy-schema", err.message, hint=hint)]
+
+
+# PodSpec fields a kind builds itself, and where the policy says what it wants instead.
+_OWNED_POD_FIELDS = {
+    "containers": "gen builds the main container from the policy's Container fields; more long-running "
+    "containers are native sidecars: pod.initContainers entries with restartPolicy: Always",
+    "schedulerName": "a GpuWorkload sets it at spec.schedulerName (a profile of a Scheduler in its target)",
+    "restartPolicy": "a GpuWorkload sets it at spec.restartPolicy",
+}
+
+
+def _unknown_fields(doc: Document, err: jsonschema.ValidationError, schema_file: str) -> list[Problem]:
+    """One finding per unknown key, each at its own line, with what was probably meant."""
+    path = tuple(err.absolute_path)
+    allowed = schemas.allowed_properties(err.schema, schema_file)
+    problems = []
+    for key in sorted(str(k) for k in err.instance if k not in allowed):
+        problems.append(
+            doc.problem(
+                (*path, key),
+                "policy-unknown-field",
+                f"unknown field {key!r}",
+                hint=_did_you_mean(key, allowed, path),
+                key=True,
+            )
+        )
+    return problems
+
+
+def _did_you_mean(key: str, allowed: set[str], path: tuple[str | int, ...]) -> str:
+    if path[-1:] == ("pod",) and key in _OWNED_POD_FIELDS:
+        return _OWNED_POD_FIELDS[key]
+    pod_fields = schemas.read("kubernetes.json")["$defs"]["gen.PodFields"]["properties"]
+    if key in pod_fields and path[:1] == ("spec",):
+        return f"did you mean spec.pod.{key}? PodSpec fields go under spec.pod"
+    close = difflib.get_close_matches(key, sorted(allowed), n=1)
+    return f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(sorted(allowed))}"
 
 
 def _all_finite(value: Any) -> bool:
@@ -143,7 +176,9 @@ def build_policy(doc: Document) -> tuple[Policy | None, list[Problem]]:
         )
         for path in ([] if _all_finite(data) else _non_finite(data, ()))
     ]
-    problems += [_schema_problem(doc, e) for e in schemas.iter_schema_errors(name, data)]
+    for err in schemas.iter_schema_errors(name, data):
+        problems += _schema_problems(doc, err, name)
+    problems = list(dict.fromkeys(problems))  # one key can fail a schema and the schema that combines it
     if problems:
         return None, problems
     full = schemas.apply_defaults(data, name)
