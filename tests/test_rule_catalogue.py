@@ -330,6 +330,22 @@ POLICY_RULES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
             "b.yaml": "apiVersion: gen/v1alpha1\nkind: Target\nmetadata: {name: b}\nspec: {outputDir: b}\n",
         },
     ),
+    "service-ports": (
+        {
+            "s.yaml": "apiVersion: gen/v1alpha1\nkind: ReplicatedService\nmetadata: {name: s}\nspec: {image: 'nginx:1.27', ports: [{containerPort: 80}], service: {}}\n"
+        },
+        {
+            "s.yaml": "apiVersion: gen/v1alpha1\nkind: ReplicatedService\nmetadata: {name: s}\nspec: {image: 'nginx:1.27', ports: [{name: http, containerPort: 80}], service: {}}\n"
+        },
+    ),
+    "budget-blocks-eviction": (
+        {
+            "s.yaml": "apiVersion: gen/v1alpha1\nkind: ReplicatedService\nmetadata: {name: s}\nspec: {image: 'nginx:1.27', autoscaling: {minReplicas: 3, maxReplicas: 6}, disruptionBudget: {minAvailable: '100%'}}\n"
+        },
+        {
+            "s.yaml": "apiVersion: gen/v1alpha1\nkind: ReplicatedService\nmetadata: {name: s}\nspec: {image: 'nginx:1.27', autoscaling: {minReplicas: 3, maxReplicas: 6}, disruptionBudget: {maxUnavailable: '10%'}}\n"
+        },
+    ),
     "target-version": (
         {
             "t.yaml": "apiVersion: gen/v1alpha1\nkind: Target\nmetadata: {name: t}\nspec: {kubernetesVersion: '1.35', upgradeTo: '1.34'}\n"

@@ -85,9 +85,27 @@ def _replicated(policy: Policy, target: Target) -> dict[str, Any]:
         fields, spec["containerName"], resources=spec["resources"], env=podspec.downward_env(spec["downwardEnv"])
     )
     return {
+        "service_ports": service_ports(spec),
         "explicit_replicas": "replicas" in (policy.doc.data.get("spec") or {}),
         "podspec": podspec.pod_spec(_service_pod(policy, colocate), spec.get("pod", {}), [container]),
     }
+
+
+def service_ports(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """The Service's ports: as the policy lists them, or one per named container port."""
+    listed = (spec.get("service") or {}).get("ports")
+    if listed:
+        return list(listed)
+    return [
+        {
+            "name": port["name"],
+            "port": port["containerPort"],
+            "targetPort": port["name"],
+            "protocol": port.get("protocol", "TCP"),
+        }
+        for port in spec["ports"]
+        if port.get("name")
+    ]
 
 
 def _service_pod(policy: Policy, colocate: list[dict[str, Any]]) -> dict[str, Any]:

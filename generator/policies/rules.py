@@ -213,6 +213,46 @@ def autoscaling_rules(target: Target) -> Iterator[Problem]:
             )
 
 
+def service_rules(target: Target) -> Iterator[Problem]:
+    for policy in target.of_kind("ReplicatedService"):
+        if "service" in policy.spec and not context.service_ports(policy.spec):
+            yield policy.problem(
+                ("service",),
+                "service-ports",
+                "the Service has no ports: none listed, and no container port has a name to default from",
+                hint="name a container port (ports[].name) or list service.ports",
+                key=True,
+            )
+        budget = policy.spec.get("disruptionBudget")
+        if budget is not None and (why := _budget_blocks(budget, _replica_floor(policy.spec))):
+            field = next(iter(budget))
+            yield policy.problem(
+                ("disruptionBudget", field),
+                "budget-blocks-eviction",
+                f"{field} {budget[field]} never allows an eviction: {why}; node drains and cluster upgrades then wait forever",
+                severity=Severity.WARNING,
+                hint="allow at least one Pod to go (e.g. maxUnavailable: 1)",
+            )
+
+
+def _replica_floor(spec: dict[str, Any]) -> int:
+    """The fewest replicas the Deployment runs: the HPA's minimum, or its fixed count."""
+    scaling = spec.get("autoscaling")
+    return int(scaling["minReplicas"]) if scaling else int(spec["replicas"])
+
+
+def _budget_blocks(budget: dict[str, int | str], floor: int) -> str | None:
+    """Why a budget admits no eviction at the replica floor, counted as the disruption controller
+    does (getExpectedPodCount: percentages of either field round up)."""
+    if "maxUnavailable" in budget:
+        value = budget["maxUnavailable"]
+        allowed = value if isinstance(value, int) else -(-int(value.rstrip("%")) * floor // 100)
+        return f"it lets {allowed} of {floor} replicas go" if allowed <= 0 else None
+    value = budget["minAvailable"]
+    needed = value if isinstance(value, int) else -(-int(value.rstrip("%")) * floor // 100)
+    return f"{needed} of {floor} replicas must stay" if needed >= floor else None
+
+
 def placement_rules(target: Target) -> Iterator[Problem]:
     services = target.of_kind("ReplicatedService")
     for policy in services:
@@ -242,6 +282,7 @@ RULES: tuple[Callable[[Target], Iterator[Problem]], ...] = (
     gpu_rules,
     cost_rules,
     autoscaling_rules,
+    service_rules,
     placement_rules,
 )
 

@@ -260,6 +260,8 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
     "ReplicatedService": (
         "replicatedservice/deployment.yaml.j2",
         "replicatedservice/horizontalpodautoscaler.yaml.j2",
+        "replicatedservice/service.yaml.j2",
+        "replicatedservice/poddisruptionbudget.yaml.j2",
         "replicatedservice/serviceaccount.yaml.j2",
         "replicatedservice/role.yaml.j2",
         "replicatedservice/rolebinding.yaml.j2",
@@ -274,6 +276,8 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
 # sixth of a ReplicatedService's render.
 WHEN_SPEC_HAS: dict[str, str] = {
     "replicatedservice/horizontalpodautoscaler.yaml.j2": "autoscaling",
+    "replicatedservice/service.yaml.j2": "service",
+    "replicatedservice/poddisruptionbudget.yaml.j2": "disruptionBudget",
     "replicatedservice/serviceaccount.yaml.j2": "costWriter",
     "replicatedservice/role.yaml.j2": "costWriter",
     "replicatedservice/rolebinding.yaml.j2": "costWriter",
