@@ -11,19 +11,24 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import POLICIES, ROOT, tree
 
-GOLDEN = ROOT / "tests" / "golden" / "seed"
+GOLDEN = ROOT / "tests" / "golden"
+# (policy directory, golden tree): the bundled seed scenario, and real workloads (tests/workloads)
+CASES = [(POLICIES, GOLDEN / "seed"), (ROOT / "tests" / "workloads", GOLDEN / "workloads")]
 
 
-def test_rendered_tree_matches_golden(gen, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("policies", "golden"), CASES, ids=[golden.name for _, golden in CASES])
+def test_rendered_tree_matches_golden(gen, tmp_path: Path, policies: Path, golden: Path) -> None:
     out = tmp_path / "deploy"
-    run = gen("render", POLICIES, "--out", out)
+    run = gen("render", policies, "--out", out)
     assert run.code == 0, run.err
     if os.environ.get("UPDATE_GOLDEN"):
-        shutil.rmtree(GOLDEN, ignore_errors=True)
-        shutil.copytree(out, GOLDEN)
-    actual, expected = tree(out), tree(GOLDEN)
+        shutil.rmtree(golden, ignore_errors=True)
+        shutil.copytree(out, golden)
+    actual, expected = tree(out), tree(golden)
     missing, extra = sorted(expected.keys() - actual.keys()), sorted(actual.keys() - expected.keys())
     diffs = [
         "".join(

@@ -301,11 +301,13 @@ def check_pod_spec(spec: Any, path: Path, owner: str) -> Iterator[Finding]:
     if owner in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet") and "activeDeadlineSeconds" in spec:
         yield _err((*path, "activeDeadlineSeconds"), "k8s-restart-policy", f"not allowed in a {owner}'s Pod template")
     seen: set[str] = set()
+    volumes = {str(v.get("name")) for v in spec.get("volumes") or [] if isinstance(v, dict)}
     for group in ("initContainers", "containers"):
         for i, c in enumerate(spec.get(group) or []):
             cpath = (*path, group, i)
             if not isinstance(c, dict):
                 continue
+            yield from _check_container_refs(c, cpath, group, volumes)
             cname = str(c.get("name", ""))
             if err := names.dns1123_label(cname):
                 yield _err((*cpath, "name"), "k8s-name", f"container name {cname!r} {err}")
@@ -354,6 +356,72 @@ def check_pod_spec(spec: Any, path: Path, owner: str) -> Iterator[Finding]:
     yield from _check_pod_security(spec, path)
 
 
+def _check_container_refs(c: dict[str, Any], path: Path, group: str, volumes: set[str]) -> Iterator[Finding]:
+    """validateContainers / validateInitContainers / ValidateVolumeMounts / validateEnv: what a
+    container refers to, and what only sidecars or only regular containers may set."""
+    mount_paths: set[Any] = set()
+    for j, mount in enumerate(c.get("volumeMounts") or []):
+        if not isinstance(mount, dict):
+            continue
+        if mount.get("name") not in volumes:
+            yield _err(
+                (*path, "volumeMounts", j, "name"),
+                "k8s-volume-mount",
+                f"volumeMount {mount.get('name')!r} names no volume of the Pod",
+                "add it to the Pod's volumes (spec.pod.volumes in a policy)",
+            )
+        target = mount.get("mountPath")
+        if target in mount_paths:
+            yield _err(
+                (*path, "volumeMounts", j, "mountPath"), "k8s-volume-mount", f"mountPath {target!r} must be unique"
+            )
+        mount_paths.add(target)
+        sub = mount.get("subPath")
+        if isinstance(sub, str) and (sub.startswith("/") or ".." in sub.split("/")):
+            yield _err(
+                (*path, "volumeMounts", j, "subPath"), "k8s-volume-mount", "must be a relative path without '..'"
+            )
+    for j, var in enumerate(c.get("env") or []):
+        if not isinstance(var, dict):
+            continue
+        if var.get("value") and var.get("valueFrom") is not None:
+            yield _err(
+                (*path, "env", j, "valueFrom"),
+                "k8s-env",
+                "may not be specified when `value` is not empty",
+                "keep value or valueFrom",
+            )
+        sources = [k for k in (var.get("valueFrom") or {}) if k in _ENV_SOURCES]
+        if var.get("valueFrom") is not None and len(sources) != 1:
+            yield _err(
+                (*path, "env", j, "valueFrom"),
+                "k8s-env",
+                "must specify exactly one of fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef, fileKeyRef",
+            )
+    for j, source in enumerate(c.get("envFrom") or []):
+        if isinstance(source, dict) and ("configMapRef" in source) == ("secretRef" in source):
+            yield _err((*path, "envFrom", j), "k8s-env", "must specify exactly one of configMapRef and secretRef")
+    restart = c.get("restartPolicy")
+    if group == "containers" and restart is not None:
+        yield _err((*path, "restartPolicy"), "k8s-container", "may not be set for non-init containers")
+    if group == "initContainers" and restart not in (None, "Always"):
+        yield _err(
+            (*path, "restartPolicy"),
+            "k8s-container",
+            "an init container's restartPolicy can only be Always (a sidecar)",
+        )
+    if group == "initContainers" and restart is None:
+        for probe in ("readinessProbe", "livenessProbe", "startupProbe", "lifecycle"):
+            if probe in c:
+                yield _err(
+                    (*path, probe),
+                    "k8s-container",
+                    "may not be set for init containers without restartPolicy Always",
+                    "make it a sidecar (restartPolicy: Always) or drop it",
+                )
+
+
+_ENV_SOURCES = frozenset({"fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef"})
 _RESTRICTED_HINT = "the Pod Security 'restricted' level forbids it; gen's namespaces enforce that level"
 
 

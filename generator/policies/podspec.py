@@ -107,7 +107,7 @@ def merge_affinity(gen: dict[str, Any], user: dict[str, Any]) -> dict[str, Any]:
 
 
 def and_terms(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """(a or b) and (c or d) as nodeSelectorTerms: a∧c, a∧d, b∧c, b∧d."""
+    """(a or b) and (c or d) as nodeSelectorTerms: a+c, a+d, b+c, b+d (each term ANDs its expressions)."""
     out = []
     for mine in ours:
         for other in theirs:

@@ -202,6 +202,15 @@ def autoscaling_rules(target: Target) -> Iterator[Problem]:
                 "CPU utilization targets need CPU requests on every container; the HPA cannot compute utilization",
                 hint="set resources.requests.cpu",
             )
+        # the HPA counts native sidecars (restartable init containers) as containers too
+        for i, init in enumerate(policy.spec.get("pod", {}).get("initContainers", [])):
+            if init.get("restartPolicy") == "Always" and "cpu" not in (init.get("resources", {}).get("requests") or {}):
+                yield policy.problem(
+                    ("pod", "initContainers", i),
+                    "hpa-cpu-requests",
+                    f"sidecar {init.get('name')!r} has no CPU request: the HPA counts sidecars, and cannot compute utilization",
+                    hint="set resources.requests.cpu on the sidecar",
+                )
         if "replicas" in (policy.doc.data.get("spec") or {}):
             yield policy.problem(
                 ("replicas",),
@@ -211,6 +220,25 @@ def autoscaling_rules(target: Target) -> Iterator[Problem]:
                 hint="remove replicas",
                 key=True,
             )
+
+
+def pod_rules(target: Target) -> Iterator[Problem]:
+    """Container names are unique in a Pod (kube-apiserver refuses a repeat); the repeat is found
+    here so that it points at the entry the policy wrote, not at the container gen names."""
+    for policy in target.of_kind("ReplicatedService") + target.of_kind("GpuWorkload"):
+        main = policy.spec["containerName"] if policy.kind == "ReplicatedService" else policy.spec["container"]["name"]
+        seen = {main}
+        for i, init in enumerate(policy.spec.get("pod", {}).get("initContainers", [])):
+            name = init.get("name")
+            if name in seen:
+                yield policy.problem(
+                    ("pod", "initContainers", i, "name"),
+                    "pod-container-name",
+                    f"container name {name!r} is already used in this Pod"
+                    + (" by the main container" if name == main else ""),
+                    hint="every container, init container and sidecar needs its own name",
+                )
+            seen.add(name)
 
 
 def service_rules(target: Target) -> Iterator[Problem]:
@@ -282,6 +310,7 @@ RULES: tuple[Callable[[Target], Iterator[Problem]], ...] = (
     gpu_rules,
     cost_rules,
     autoscaling_rules,
+    pod_rules,
     service_rules,
     placement_rules,
 )

@@ -35,7 +35,7 @@ def _manifest_problems(manifest: Manifest, validator: ManifestValidator) -> list
         where = f"rendered {manifest.kind} {manifest.relpath}: {json_path(finding.path)}"
         problems.append(
             manifest.policy.doc.problem(
-                ("metadata", "name"),
+                manifest.origin(finding.path),
                 finding.rule,
                 f"{where}: {finding.message}",
                 severity=finding.severity,

@@ -20,9 +20,11 @@ import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from generator.policies import context as ctx
+from generator.policies import podspec
 from generator.policies.policy import Policy
 from generator.policies.targets import Target
 from generator.problems import Problem, Severity
+from generator.render import patches
 from generator.resources import data_dir
 from generator.yamlio.load import YamlError, parse_yaml
 from generator.yamlio.serialize import canonical, dump_yaml, yaml_scalar
@@ -38,16 +40,27 @@ CLUSTER_SCOPED = frozenset(
     }
 )
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gen"}
+Path = tuple[str | int, ...]
 
 
 @dataclass
 class Manifest:
-    """One rendered object and where it came from."""
+    """One rendered object and where it came from: origins map paths in the object to the
+    policy lines that set them, so a finding points at the line that caused it."""
 
     obj: dict[str, Any]
     policy: Policy
     template: str
     sources: list[Policy] = field(default_factory=list)
+    origins: list[tuple[Path, Path]] = field(default_factory=list)
+
+    def origin(self, path: Path) -> Path:
+        """The policy path that set path (the longest origin that holds it), else metadata.name."""
+        best: tuple[Path, Path] | None = None
+        for prefix, source in self.origins:
+            if path[: len(prefix)] == prefix and (best is None or len(prefix) > len(best[0])):
+                best = (prefix, source)
+        return ("metadata", "name") if best is None else (*best[1], *path[len(best[0]) :])
 
     @property
     def kind(self) -> str:
@@ -319,6 +332,32 @@ def _objects(template: str, context: dict[str, Any]) -> list[dict[str, Any]]:
     return [data]
 
 
+def _origins(policy: Policy, obj: dict[str, Any]) -> list[tuple[Path, Path]]:
+    """Which policy fields a workload's rendered object carries: the container's and the Pod's."""
+    written = policy.doc.data.get("spec") or {}
+    kind = obj.get("kind")
+    found: list[tuple[Path, Path]] = []
+    if (policy.kind, kind) in (("ReplicatedService", "Deployment"), ("GpuWorkload", "Job"), ("GpuWorkload", "Pod")):
+        pod: Path = ("spec",) if kind == "Pod" else ("spec", "template", "spec")
+        fields, at = (
+            (written, ("spec",))
+            if policy.kind == "ReplicatedService"
+            else (written.get("container") or {}, ("spec", "container"))
+        )
+        found += [((*pod, "containers", 0, key), (*at, key)) for key in fields if key in podspec.container_fields()]
+        found += [((*pod, key), ("spec", "pod", key)) for key in written.get("pod") or {}]
+    elif (policy.kind, kind) == ("ReplicatedService", "Service"):
+        found.append(
+            (
+                ("spec", "ports"),
+                ("spec", "service", "ports") if "ports" in (written.get("service") or {}) else ("spec", "ports"),
+            )
+        )
+    elif (policy.kind, kind) == ("ReplicatedService", "PodDisruptionBudget"):
+        found.append((("spec",), ("spec", "disruptionBudget")))
+    return found
+
+
 def render_target(target: Target) -> tuple[TargetRender, list[Problem]]:
     out = TargetRender(target)
     problems: list[Problem] = []
@@ -336,12 +375,17 @@ def render_target(target: Target) -> tuple[TargetRender, list[Problem]]:
                 )
                 for rel, template, comment in ctx.MONITORING_FRAGMENTS:
                     out.fragments.append(Fragment(rel, render_yaml(template, context), policy, comment))
+            rendered: list[patches.Rendered] = []
             for template in TEMPLATES[policy.kind]:
                 needed = WHEN_SPEC_HAS.get(template)
                 if needed is not None and needed not in policy.spec:
                     continue
-                for obj in _objects(template, context):
-                    out.manifests.append(Manifest(_finish(obj, target), policy, template, [policy]))
+                rendered += [
+                    patches.Rendered(obj, template, _origins(policy, obj)) for obj in _objects(template, context)
+                ]
+            problems += patches.apply(policy, rendered)
+            for r in rendered:
+                out.manifests.append(Manifest(_finish(r.obj, target), policy, r.template, [policy], r.origins))
         except RenderError as err:
             problems.append(err.problem)
     try:
