@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from generator.preview import gpu
 from generator.preview.gpu import Node, affinity_mismatch, packing_score, pod_requests
-from tests.conftest import POLICIES, Run
+from tests.conftest import POLICIES, ROOT, Run
 
 MODEL = "training.example.com/gpu-model"
 MEMORY = "training.example.com/gpu-memory-mib"
@@ -239,3 +240,82 @@ def test_node_affinity_operators(operator: str, values: list[str], label: str | 
         "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
     }
     assert (affinity_mismatch(spec, node) is None) is matches
+
+
+SCHEDULER_FILTER_NODES = """\
+- name: fits
+  labels: {training.example.com/gpu-model: A100, training.example.com/gpu-memory-mib: '81920', topology.kubernetes.io/zone: us-east-1a}
+  allocatable: {nvidia.com/gpu: 8, cpu: '64', memory: 512Gi}
+  taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
+- name: prefer-no-schedule
+  labels: {training.example.com/gpu-model: A100, training.example.com/gpu-memory-mib: '81920', topology.kubernetes.io/zone: us-east-1b}
+  allocatable: {nvidia.com/gpu: 8, cpu: '64', memory: 512Gi}
+  taints: [{key: spot, effect: PreferNoSchedule}]
+- name: no-execute
+  labels: {training.example.com/gpu-model: A100, training.example.com/gpu-memory-mib: '81920', topology.kubernetes.io/zone: us-east-1a}
+  allocatable: {nvidia.com/gpu: 8, cpu: '64', memory: 512Gi}
+  taints: [{key: nvidia.com/gpu, effect: NoSchedule}, {key: dedicated, value: inference, effect: NoExecute}]
+- name: cordoned
+  labels: {training.example.com/gpu-model: A100, training.example.com/gpu-memory-mib: '81920', topology.kubernetes.io/zone: us-east-1a}
+  allocatable: {nvidia.com/gpu: 8, cpu: '64', memory: 512Gi}
+  unschedulable: true
+- name: other-zone
+  labels: {training.example.com/gpu-model: A100, training.example.com/gpu-memory-mib: '81920', topology.kubernetes.io/zone: eu-west-1a}
+  allocatable: {nvidia.com/gpu: 8, cpu: '64', memory: 512Gi}
+- name: memory-short
+  labels: {training.example.com/gpu-model: H100, training.example.com/gpu-memory-mib: '81920', topology.kubernetes.io/zone: us-east-1b}
+  allocatable: {nvidia.com/gpu: 8, cpu: '64', memory: 64Gi}
+  requested: {memory: 8Gi}
+"""
+
+
+def test_explain_gpu_applies_kube_schedulers_filters(gen: Callable[..., Run], tmp_path: Path) -> None:
+    """The real-workload Job (tests/workloads/train.yaml) tolerates the nvidia.com/gpu taint,
+    wants us-east-1a/b and requests 96Gi of memory with its 4 GPUs."""
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text(SCHEDULER_FILTER_NODES)
+    result = gen("explain", "gpu", "--nodes", nodes, "--format", "json", ROOT / "tests" / "workloads")
+    rows = {row["node"]: row for row in json.loads(result.out)}
+    assert result.code == 0, result.err
+    assert rows["fits"]["feasible"] and rows["prefer-no-schedule"]["feasible"]  # PreferNoSchedule never filters
+    assert rows["no-execute"]["reason"] == "TaintToleration: untolerated taint dedicated=inference:NoExecute"
+    assert rows["cordoned"]["reason"] == "NodeUnschedulable: node is cordoned (spec.unschedulable)"
+    assert rows["other-zone"]["reason"].startswith("NodeAffinity: label topology.kubernetes.io/zone='eu-west-1a'")
+    assert rows["memory-short"]["reason"] == (
+        "NodeResourcesFit: insufficient memory: needs 96Gi, 56Gi free (64Gi allocatable)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("toleration", "taint", "tolerated"),
+    [
+        ({"key": "k", "operator": "Equal", "value": "v", "effect": "NoSchedule"}, ("k", "v", "NoSchedule"), True),
+        ({"key": "k", "value": "v"}, ("k", "v", "NoExecute"), True),  # empty effect: any; empty operator: Equal
+        ({"key": "k", "value": "w"}, ("k", "v", "NoSchedule"), False),
+        ({"key": "k", "operator": "Exists"}, ("k", "anything", "NoSchedule"), True),
+        ({"key": "k", "operator": "Exists", "effect": "NoExecute"}, ("k", "", "NoSchedule"), False),
+        ({"operator": "Exists"}, ("any", "thing", "NoExecute"), True),  # empty key with Exists: every taint
+        ({"key": "other", "operator": "Exists"}, ("k", "", "NoSchedule"), False),
+        ({"key": "k", "operator": "Equal"}, ("k", "", "NoSchedule"), True),
+    ],
+)
+def test_tolerations_match_as_kubernetes_matches_them(toleration: dict, taint: tuple, tolerated: bool) -> None:
+    key, value, effect = taint
+    assert gpu.tolerates(toleration, {"key": key, "value": value, "effect": effect}) is tolerated
+
+
+@pytest.mark.parametrize(
+    ("taints", "where"),
+    [
+        ("[{key: a, effect: NoSchedul}]", ":3:"),
+        ("[{value: a, effect: NoSchedule}]", ":3:"),
+        ("[{key: a, value: 1, effect: NoSchedule}]", ":3:"),
+        ("{key: a}", ":3:"),
+        ("[{key: a, effect: NoSchedule, toleration: x}]", ":3:"),
+    ],
+)
+def test_malformed_taints_are_located(gen: Callable[..., Run], tmp_path: Path, taints: str, where: str) -> None:
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text(f"- name: a\n  allocatable: {{nvidia.com/gpu: 1}}\n  taints: {taints}\n")
+    result = gen("explain", "gpu", "--nodes", nodes, POLICIES)
+    assert result.code == 1 and f"nodes.yaml{where}" in result.err and " inventory-invalid " in result.err, result.err

@@ -1,8 +1,11 @@
-"""What kube-scheduler will do with a GPU Pod: required node affinity, GPU fit, and the GPUPacking score.
+"""What kube-scheduler will do with a GPU Pod: its filters, and the GPUPacking score.
 
-The score is the seed's Go plugin, line for line; Pod requests follow
-k8s.io/component-helpers/resource.PodRequests (init containers, sidecars, overhead), and
-node affinity follows k8s.io/component-helpers/scheduling/corev1/nodeaffinity.
+Feasibility is the filters an inventory can answer, in kube-scheduler's order:
+NodeUnschedulable (a cordoned node), TaintToleration (NoSchedule and NoExecute taints against
+the Pod's tolerations, v1.Toleration.ToleratesTaint), NodeAffinity (nodeSelector and required
+terms, k8s.io/component-helpers/scheduling/corev1/nodeaffinity) and NodeResourcesFit (GPUs,
+and CPU and memory where the inventory gives them; Pod requests follow
+k8s.io/component-helpers/resource.PodRequests). The score is the seed's Go plugin, line for line.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from generator.kube import names
 from generator.kube.quantity import parse_quantity
 from generator.preview.cost import SampleError, parse_timestamp
 from generator.preview.inputs import InputFile
@@ -21,6 +25,7 @@ from generator.problems import Problem
 from generator.yamlio.load import Path_
 
 POD_LEVEL_RESOURCES = frozenset({"cpu", "memory"})
+FIT_RESOURCES = ("cpu", "memory", "ephemeral-storage")  # checked where the inventory states them
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 _INT64 = re.compile(r"^[+-]?[0-9]+\Z")
 _INT64_MAX = 2**63 - 1
@@ -33,6 +38,8 @@ class Node:
     allocatable: dict[str, Decimal]
     requested: dict[str, Decimal] = field(default_factory=dict)
     path: Path_ = ()
+    taints: list[dict[str, str]] = field(default_factory=list)
+    unschedulable: bool = False
 
 
 @dataclass(frozen=True)
@@ -86,7 +93,43 @@ def _labels(value: Any, path: Path_) -> dict[str, str]:
     return {str(k): v for k, v in value.items()}
 
 
-_LIST_FIELDS = frozenset({"name", "labels", "allocatable", "requested"})
+_LIST_FIELDS = frozenset({"name", "labels", "allocatable", "requested", "taints", "unschedulable"})
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def _taints(value: Any, path: Path_) -> list[dict[str, str]]:
+    """Node taints as the API server accepts them: a key, an optional string value, an effect."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InventoryError(path, "taints must be a list of {key, value, effect}")
+    out = []
+    for i, taint in enumerate(value):
+        where = (*path, i)
+        if not isinstance(taint, Mapping):
+            raise InventoryError(where, "a taint must be a mapping {key, value, effect}")
+        unknown = sorted(set(taint) - {"key", "value", "effect", "timeAdded"})
+        if unknown:
+            raise InventoryError((*where, unknown[0]), f"unknown taint field {unknown[0]!r}")
+        key, val, effect = taint.get("key"), taint.get("value", ""), taint.get("effect")
+        if not isinstance(key, str) or not key or (err := names.qualified_name(key)):
+            raise InventoryError((*where, "key"), f"taint key {key!r} is not a label key" + (f": {err}" if key else ""))
+        if not isinstance(val, str):
+            raise InventoryError((*where, "value"), "a taint value must be a string (quote numbers and booleans)")
+        if effect not in TAINT_EFFECTS:
+            raise InventoryError(
+                (*where, "effect"), f"taint effect {effect!r} must be one of {', '.join(TAINT_EFFECTS)}"
+            )
+        out.append({"key": key, "value": val, "effect": effect})
+    return out
+
+
+def _flag(value: Any, path: Path_) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise InventoryError(path, "unschedulable must be true or false")
+    return value
 
 
 def _list_entry(entry: Any, path: Path_) -> Node:
@@ -106,6 +149,8 @@ def _list_entry(entry: Any, path: Path_) -> Node:
         _quantities(entry.get("allocatable"), (*path, "allocatable")),
         _quantities(entry.get("requested"), (*path, "requested")),
         path,
+        _taints(entry.get("taints"), (*path, "taints")),
+        _flag(entry.get("unschedulable"), (*path, "unschedulable")),
     )
 
 
@@ -116,15 +161,17 @@ def _node_object(obj: Any, path: Path_) -> Node:
     name = meta.get("name") if isinstance(meta, Mapping) else None
     if not isinstance(name, str) or not name:
         raise InventoryError((*path, "metadata"), "a Node needs metadata.name")
-    status = obj.get("status") or {}
-    if not isinstance(status, Mapping):
-        raise InventoryError((*path, "status"), "status must be a mapping")
+    status, spec = obj.get("status") or {}, obj.get("spec") or {}
+    if not isinstance(status, Mapping) or not isinstance(spec, Mapping):
+        raise InventoryError((*path, "status" if not isinstance(status, Mapping) else "spec"), "must be a mapping")
     return Node(
         name,
         _labels(meta.get("labels"), (*path, "metadata", "labels")),
         _quantities(status.get("allocatable"), (*path, "status", "allocatable")),
         {},
         path,
+        _taints(spec.get("taints"), (*path, "spec", "taints")),
+        _flag(spec.get("unschedulable"), (*path, "spec", "unschedulable")),
     )
 
 
@@ -327,6 +374,56 @@ def affinity_mismatch(spec: Mapping[str, Any], node: Node) -> str | None:
     return "; or ".join(reasons) or "no node selector terms"
 
 
+def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, str]) -> bool:
+    """v1.Toleration.ToleratesTaint: an empty effect or key matches any; Exists ignores the
+    value; an empty operator means Equal."""
+    if toleration.get("effect") and toleration["effect"] != taint["effect"]:
+        return False
+    if toleration.get("key") and toleration["key"] != taint["key"]:
+        return False
+    operator = toleration.get("operator") or "Equal"
+    if operator == "Exists":
+        return True
+    return operator == "Equal" and (toleration.get("value") or "") == taint["value"]
+
+
+UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "value": "", "effect": "NoSchedule"}
+
+
+def filter_failures(spec: Mapping[str, Any], node: Node, extra: Mapping[str, Decimal]) -> list[str]:
+    """kube-scheduler's filters that reject node, in its order, each naming what failed.
+    extra: the Pod's requests gen checks with NodeResourcesFit beyond the GPU (CPU, memory)."""
+    tolerations = [t for t in spec.get("tolerations") or [] if isinstance(t, Mapping)]
+    failures = []
+    if node.unschedulable and not any(tolerates(t, UNSCHEDULABLE_TAINT) for t in tolerations):
+        failures.append("NodeUnschedulable: node is cordoned (spec.unschedulable)")
+    for taint in node.taints:
+        if taint["effect"] != "PreferNoSchedule" and not any(tolerates(t, taint) for t in tolerations):
+            shown = f"{taint['key']}={taint['value']}" if taint["value"] else taint["key"]
+            failures.append(f"TaintToleration: untolerated taint {shown}:{taint['effect']}")
+            break  # FindMatchingUntoleratedTaint reports the first
+    mismatch = affinity_mismatch(spec, node)
+    if mismatch:
+        failures.append(f"NodeAffinity: {mismatch}")
+    for name, amount in sorted(extra.items()):
+        if name in node.allocatable:
+            free = node.allocatable[name] - node.requested.get(name, Decimal(0))
+            if amount > free:
+                failures.append(
+                    f"NodeResourcesFit: insufficient {name}: needs {_show(amount)}, {_show(free)} free"
+                    f" ({_show(node.allocatable[name])} allocatable)"
+                )
+    return failures
+
+
+def _show(amount: Decimal) -> str:
+    """A quantity as people write it: 96Gi rather than 103079215104."""
+    for suffix, unit in (("Gi", 2**30), ("Mi", 2**20)):
+        if amount >= unit and amount % unit == 0:
+            return f"{amount // unit}{suffix}"
+    return str(int(amount)) if amount == amount.to_integral_value() else str(amount)
+
+
 def packing_score(allocatable: int, requested: int, needed: int) -> int:
     """The seed's GPUPacking Score: favour the node the Pod leaves with the fewest free GPUs."""
     if needed == 0:
@@ -408,13 +505,12 @@ class GpuPod:
 def explain(
     pod: GpuPod, nodes: Iterable[Node], utilization: Mapping[str, Utilization | str] | None = None
 ) -> list[Placement]:
-    needed = _whole(pod_requests(pod.spec).get(pod.resource, Decimal(0)), f"{pod.name} requests")
+    requests = pod_requests(pod.spec)
+    needed = _whole(requests.get(pod.resource, Decimal(0)), f"{pod.name} requests")
+    others = {name: requests[name] for name in FIT_RESOURCES if requests.get(name)}
     rows = []
     for node in nodes:
-        reasons = []
-        mismatch = affinity_mismatch(pod.spec, node)
-        if mismatch:
-            reasons.append(f"node affinity: {mismatch}")
+        reasons = filter_failures(pod.spec, node, others)
         try:
             allocatable = _whole(node.allocatable.get(pod.resource, Decimal(0)), f"allocatable {pod.resource}")
             requested = _whole(node.requested.get(pod.resource, Decimal(0)), f"requested {pod.resource}")
@@ -424,7 +520,8 @@ def explain(
         free = allocatable - requested
         if needed > free:
             reasons.append(
-                f"insufficient {pod.resource}: needs {needed}, {free} free ({allocatable} allocatable, {requested} requested)"
+                f"NodeResourcesFit: insufficient {pod.resource}: needs {needed}, {free} free "
+                f"({allocatable} allocatable, {requested} requested)"
             )
         if reasons:
             rows.append(Placement(pod.name, node.name, False, None, "; ".join(reasons)))
