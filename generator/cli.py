@@ -142,12 +142,19 @@ def explain_gpu_cmd(
     now: Annotated[str | None, typer.Option("--now", help="Current time (ISO 8601 with timezone).")] = None,
     max_age: Annotated[float, typer.Option("--max-age", help="Seconds after which a sample is stale.")] = 60.0,
     target: Annotated[list[str] | None, typer.Option("--target", help="Only this target (repeatable).")] = None,
+    workload: Annotated[
+        list[str] | None, typer.Option("--workload", help="Only this GpuWorkload (repeatable).")
+    ] = None,
     fmt: Annotated[ExplainFormat, typer.Option("--format", help="Output format.")] = ExplainFormat.text,
 ) -> None:
-    """Preview GPU placement: required affinity, free GPUs and the GPUPacking score per node."""
+    """Preview GPU placement: kube-scheduler's filters and the GPUPacking score per node."""
     from generator.commands import explain
 
-    raise typer.Exit(explain.run(nodes, pods, utilization, policy_dir, tuple(target or ()), now, max_age, fmt.value))
+    raise typer.Exit(
+        explain.run(
+            nodes, pods, utilization, policy_dir, tuple(target or ()), now, max_age, fmt.value, tuple(workload or ())
+        )
+    )
 
 
 @explain_app.command("scale-down")

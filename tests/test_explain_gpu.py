@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from generator.preview import gpu
 from generator.preview.gpu import Node, affinity_mismatch, packing_score, pod_requests
-from tests.conftest import POLICIES, ROOT, Run
+from tests.conftest import POLICIES, Run
 
 MODEL = "training.example.com/gpu-model"
 MEMORY = "training.example.com/gpu-memory-mib"
@@ -72,7 +72,9 @@ def kube_list(items: list[dict[str, Any]]) -> dict[str, Any]:
 def explain(gen: Callable[..., Run], tmp_path: Path, nodes: object, *extra: str | Path) -> tuple[Run, dict[str, Any]]:
     path = tmp_path / "nodes.json"
     path.write_text(json.dumps(nodes))
-    result = gen("explain", "gpu", "--nodes", path, "--format", "json", *extra, POLICIES)
+    result = gen(
+        "explain", "gpu", "--workload", "gpu-reservation-demo", "--nodes", path, "--format", "json", *extra, POLICIES
+    )
     rows = {row["node"]: row for row in json.loads(result.out)} if result.out else {}
     return result, rows
 
@@ -137,7 +139,7 @@ def test_yaml_inventory_and_a_workload_that_fits_nowhere(gen: Callable[..., Run]
         f"- name: busy\n  labels: {{{MODEL}: A100, {MEMORY}: '81920'}}\n"
         "  allocatable: {nvidia.com/gpu: 8}\n  requested: {nvidia.com/gpu: 7}\n"
     )
-    result = gen("explain", "gpu", "--nodes", path, POLICIES)
+    result = gen("explain", "gpu", "--workload", "gpu-reservation-demo", "--nodes", path, POLICIES)
     assert result.code == 1
     assert "busy" in result.out and "no" in result.out.split()
     assert "gpu-reservation-demo.yaml:" in result.err and "gpu-unschedulable" in result.err
@@ -159,7 +161,7 @@ def test_yaml_inventory_and_a_workload_that_fits_nowhere(gen: Callable[..., Run]
 def test_bad_inventories_are_located(gen: Callable[..., Run], tmp_path: Path, text: str, where: str) -> None:
     path = tmp_path / "nodes.yaml"
     path.write_text(text)
-    result = gen("explain", "gpu", "--nodes", path, POLICIES)
+    result = gen("explain", "gpu", "--workload", "gpu-reservation-demo", "--nodes", path, POLICIES)
     assert result.code == 1
     assert "Traceback" not in result.err
     if where:
@@ -173,7 +175,7 @@ def test_requested_twice_is_refused(gen: Callable[..., Run], tmp_path: Path) -> 
     nodes.write_text("- name: a\n  allocatable: {nvidia.com/gpu: 8}\n  requested: {nvidia.com/gpu: 1}\n")
     pods = tmp_path / "pods.json"
     pods.write_text(json.dumps(kube_list([])))
-    result = gen("explain", "gpu", "--nodes", nodes, "--pods", pods, POLICIES)
+    result = gen("explain", "gpu", "--workload", "gpu-reservation-demo", "--nodes", nodes, "--pods", pods, POLICIES)
     assert result.code == 1 and "inventory-requested-twice" in result.err
 
 
@@ -270,11 +272,11 @@ SCHEDULER_FILTER_NODES = """\
 
 
 def test_explain_gpu_applies_kube_schedulers_filters(gen: Callable[..., Run], tmp_path: Path) -> None:
-    """The real-workload Job (tests/workloads/train.yaml) tolerates the nvidia.com/gpu taint,
+    """The bundled training Job (policies/resnet-train.yaml) tolerates the nvidia.com/gpu taint,
     wants us-east-1a/b and requests 96Gi of memory with its 4 GPUs."""
     nodes = tmp_path / "nodes.yaml"
     nodes.write_text(SCHEDULER_FILTER_NODES)
-    result = gen("explain", "gpu", "--nodes", nodes, "--format", "json", ROOT / "tests" / "workloads")
+    result = gen("explain", "gpu", "--workload", "resnet-train", "--nodes", nodes, "--format", "json", POLICIES)
     rows = {row["node"]: row for row in json.loads(result.out)}
     assert result.code == 0, result.err
     assert rows["fits"]["feasible"] and rows["prefer-no-schedule"]["feasible"]  # PreferNoSchedule never filters
@@ -317,5 +319,5 @@ def test_tolerations_match_as_kubernetes_matches_them(toleration: dict, taint: t
 def test_malformed_taints_are_located(gen: Callable[..., Run], tmp_path: Path, taints: str, where: str) -> None:
     nodes = tmp_path / "nodes.yaml"
     nodes.write_text(f"- name: a\n  allocatable: {{nvidia.com/gpu: 1}}\n  taints: {taints}\n")
-    result = gen("explain", "gpu", "--nodes", nodes, POLICIES)
+    result = gen("explain", "gpu", "--workload", "gpu-reservation-demo", "--nodes", nodes, POLICIES)
     assert result.code == 1 and f"nodes.yaml{where}" in result.err and " inventory-invalid " in result.err, result.err

@@ -16,8 +16,8 @@ import pytest
 from tests.conftest import POLICIES, ROOT, tree
 
 GOLDEN = ROOT / "tests" / "golden"
-# (policy directory, golden tree): the bundled seed scenario, and real workloads (tests/workloads)
-CASES = [(POLICIES, GOLDEN / "seed"), (ROOT / "tests" / "workloads", GOLDEN / "workloads")]
+# (policy directory, golden tree): the bundled policies, the seed's scenario and real workloads
+CASES = [(POLICIES, GOLDEN / "seed")]
 
 
 @pytest.mark.parametrize(("policies", "golden"), CASES, ids=[golden.name for _, golden in CASES])

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import ROOT
+from tests.conftest import POLICIES
 
-WORKLOADS = ROOT / "tests" / "workloads"
 COST = "controller.kubernetes.io/pod-deletion-cost"
 
 
@@ -21,9 +20,9 @@ COST = "controller.kubernetes.io/pod-deletion-cost"
 def rendered(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("workloads") / "deploy"
     subprocess.run(
-        [sys.executable, "-m", "generator", "render", WORKLOADS, "--out", out], check=True, capture_output=True
+        [sys.executable, "-m", "generator", "render", POLICIES, "--out", out], check=True, capture_output=True
     )
-    return out / "default"
+    return out / "lab"
 
 
 def _load(path: Path) -> dict:
@@ -71,8 +70,9 @@ def test_the_policys_required_node_affinity_is_anded_into_every_gpu_term(rendere
 
 def test_an_or_of_the_policys_terms_stays_anded_with_the_gpu(gen, tmp_path: Path) -> None:
     text = (
-        (WORKLOADS / "train.yaml")
+        (POLICIES / "resnet-train.yaml")
         .read_text()
+        .replace("  schedulerName: custom-scheduler\n", "")
         .replace(
             "              values: [us-east-1a, us-east-1b]\n",
             "              values: [us-east-1a]\n          - matchExpressions:\n"
@@ -97,10 +97,16 @@ def test_an_or_of_the_policys_terms_stays_anded_with_the_gpu(gen, tmp_path: Path
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not installed")
 def test_kustomize_builds_the_real_workloads(rendered: Path) -> None:
     built = subprocess.run(["kubectl", "kustomize", rendered], check=True, capture_output=True, text=True).stdout
-    kinds = sorted(doc["kind"] for doc in yaml.safe_load_all(built))
-    assert kinds == sorted(
-        ["Deployment", "HorizontalPodAutoscaler", "Job", "Namespace", "Namespace", "PodDisruptionBudget", "Service"]
-    )
+    names = {(doc["kind"], doc["metadata"]["name"]) for doc in yaml.safe_load_all(built)}
+    assert {
+        ("Deployment", "storefront"),
+        ("HorizontalPodAutoscaler", "storefront"),
+        ("Service", "storefront"),
+        ("PodDisruptionBudget", "storefront"),
+        ("Job", "resnet-train"),
+        ("Namespace", "shop"),
+        ("Namespace", "ml"),
+    } <= names
 
 
 WEB = "apiVersion: gen/v1alpha1\nkind: ReplicatedService\nmetadata:\n  name: web\nspec:\n  image: nginx:1.27\n"

@@ -536,13 +536,13 @@ def test_inventory_rules(gen, tmp_path: Path, content: bytes | None, rule: str) 
     nodes = tmp_path / "nodes.yaml"
     if content is not None:
         nodes.write_bytes(content)
-    run = gen("explain", "gpu", "--nodes", nodes, POLICIES)
+    run = gen("explain", "gpu", "--workload", "gpu-reservation-demo", "--nodes", nodes, POLICIES)
     assert run.code == 1 and f" {rule} " in run.err, run.err
     nodes.write_text(
         "- name: a\n  labels: {training.example.com/gpu-model: A100, training.example.com/gpu-memory-mib: '81920'}\n"
         "  allocatable: {nvidia.com/gpu: 8}\n"
     )
-    assert gen("explain", "gpu", "--nodes", nodes, POLICIES).code == 0
+    assert gen("explain", "gpu", "--workload", "gpu-reservation-demo", "--nodes", nodes, POLICIES).code == 0
 
 
 def test_utilization_and_now_rules(gen, tmp_path: Path) -> None:
@@ -555,7 +555,17 @@ def test_utilization_and_now_rules(gen, tmp_path: Path) -> None:
     )
     samples = tmp_path / "util.yaml"
     samples.write_text("- {node: a, utilization: -0.5, observed_at: '2026-12-02T10:00:00Z'}\n")
-    args = ("explain", "gpu", "--nodes", nodes, "--utilization", samples, POLICIES)
+    args = (
+        "explain",
+        "gpu",
+        "--workload",
+        "gpu-reservation-demo",
+        "--nodes",
+        nodes,
+        "--utilization",
+        samples,
+        POLICIES,
+    )
     assert " utilization-invalid " in gen(*args, "--now", "2026-12-02T10:00:10Z").err
     assert " utilization-now " in gen(*args, "--now", "2026-12-02T10:00:10").err
     samples.write_text("- {node: a, utilization: 0.5, observed_at: '2026-12-02T10:00:00Z'}\n")

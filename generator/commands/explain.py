@@ -51,6 +51,7 @@ def run(
     now_text: str | None,
     max_age: float,
     fmt: str,
+    only: tuple[str, ...] = (),
 ) -> int:
     if not math.isfinite(max_age) or max_age <= 0:
         raise GeneratorError(f"--max-age must be a positive number of seconds, not {max_age}")
@@ -79,6 +80,11 @@ def run(
             utilization, sample_problems = gpu.read_utilization(samples, now, max_age)
     workloads, found = _gpu_pods(policy_dir, targets)
     problems += [p for p in found if p.severity > Severity.INFO]  # advice belongs to `gen lint`
+    if only and not has_errors(problems):
+        known = {pod.name for pod, _ in workloads}
+        if missing := sorted(set(only) - known):
+            raise GeneratorError(f"no GpuWorkload {', '.join(missing)}; known: {', '.join(sorted(known)) or 'none'}")
+        workloads = [(pod, policy) for pod, policy in workloads if pod.name in only]
     if has_errors(problems):
         report(problems, "text", sys.stderr)
         return 1
