@@ -20,7 +20,9 @@ ROOTS = (
     CORE + "ServicePort",
     "io.k8s.apimachinery.pkg.util.intstr.IntOrString",
 )
-# What a kind builds itself, so the policy may not set it there.
+# What a kind builds itself, so the policy may not set it there. The main container is named by
+# the kind, and only init containers take a restart policy (restartPolicyRules are alpha in 1.35).
+MAIN_CONTAINER_OWNED = ("name", "restartPolicy", "restartPolicyRules")
 POD_OWNED = ("containers",)
 GPU_POD_OWNED = (*POD_OWNED, "schedulerName", "restartPolicy")
 
@@ -69,7 +71,9 @@ def build() -> dict[str, Any]:
     definitions = json.loads(path.read_text(encoding="utf-8"))["$defs"]
     defs = {name: _no_nulls(schema) for name, schema in _closure(definitions, ROOTS).items()}
     defs["gen.ContainerFields"] = _fields(
-        defs[CORE + "Container"], ("name",), "Every field of Kubernetes' Container but its name."
+        defs[CORE + "Container"],
+        MAIN_CONTAINER_OWNED,
+        "Every field of Kubernetes' Container but its name and restart policy.",
     )
     pod = defs[CORE + "PodSpec"]
     defs["gen.PodFields"] = _fields(pod, POD_OWNED, "Every field of Kubernetes' PodSpec but containers.")
