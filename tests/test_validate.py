@@ -348,6 +348,8 @@ INVALID = {
     "generate-name-uppercase": (_named(pod(), generateName="Trainer-"), "k8s-name"),
     "generate-name-service-digit": (_named(_service("x"), generateName="1api-"), "k8s-name"),
     "no-name": (_named(pod()), "k8s-name"),
+    "service-account-uppercase": (_spec(serviceAccountName="Deployer"), "k8s-name"),
+    "priority-class-underscore": (_spec(priorityClassName="batch_high"), "k8s-name"),
     "binding-role-slash": (_binding(ref={"name": "team/view"}), "k8s-name"),
     "binding-role-kind": (_binding("ClusterRoleBinding", ref={"kind": "Role"}), "k8s-rbac"),
     "binding-role-group": (_binding(ref={"apiGroup": "rbac.authorization.k8s.io/v1"}), "k8s-rbac"),

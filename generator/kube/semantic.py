@@ -300,6 +300,10 @@ def check_pod_spec(spec: Any, path: Path, owner: str) -> Iterator[Finding]:
         yield _err((*path, "restartPolicy"), "k8s-restart-policy", "a Job's Pods need restartPolicy Never or OnFailure")
     if owner in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet") and "activeDeadlineSeconds" in spec:
         yield _err((*path, "activeDeadlineSeconds"), "k8s-restart-policy", f"not allowed in a {owner}'s Pod template")
+    for field in ("serviceAccountName", "priorityClassName"):  # names of other objects: DNS-1123 subdomains
+        ref = spec.get(field)
+        if isinstance(ref, str) and ref and (err := names.dns1123_subdomain(ref)):
+            yield _err((*path, field), "k8s-name", f"{field} {ref!r} {err}")
     seen: set[str] = set()
     volumes = {str(v.get("name")) for v in spec.get("volumes") or [] if isinstance(v, dict)}
     for group in ("initContainers", "containers"):
