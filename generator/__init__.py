@@ -5,9 +5,9 @@ The pipeline is load -> validate policies -> render -> validate manifests -> wri
 
     cli.py, commands/   flags -> options -> one core call -> report -> exit code
     pipeline.py         strings the stages together for render, lint and check
-    preview/            beside the pipeline: `gen explain` and `gen cost`
-    render/             stages 3 and 5: templates -> objects, the plan per target, the atomic writer
-    policies/           stages 1-2: the policy model, targets, derived values, cross-policy rules
+    preview/            beside the pipeline: `gen explain gpu`, `gen explain scale-down`, `gen cost`
+    render/             stages 3 and 5: templates -> objects, patches, the plan per target, the writer
+    policies/           stages 1-2: the policy model, targets, derived values and Pods, cross-policy rules
     kube/               stage 4 and `gen validate`: what Kubernetes refuses, per version
     yamlio/             YAML in (with positions for findings) and out (canonical bytes)
     problems.py, reporters.py, errors.py, schemas.py, resources.py, layout.py, parallel.py
