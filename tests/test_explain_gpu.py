@@ -321,3 +321,13 @@ def test_malformed_taints_are_located(gen: Callable[..., Run], tmp_path: Path, t
     nodes.write_text(f"- name: a\n  allocatable: {{nvidia.com/gpu: 1}}\n  taints: {taints}\n")
     result = gen("explain", "gpu", "--workload", "gpu-reservation-demo", "--nodes", nodes, POLICIES)
     assert result.code == 1 and f"nodes.yaml{where}" in result.err and " inventory-invalid " in result.err, result.err
+
+
+def test_a_node_without_a_free_pod_slot_is_full(gen: Callable[..., Run], tmp_path: Path) -> None:
+    full, free = kube_node("full", "8"), kube_node("free", "8")
+    full["status"]["allocatable"]["pods"] = "2"
+    pods = tmp_path / "pods.json"
+    pods.write_text(json.dumps(kube_list([kube_pod("full", 0), kube_pod("full", 1), kube_pod("free", 1)])))
+    result, rows = explain(gen, tmp_path, kube_list([full, free]), "--pods", pods)
+    assert rows["full"]["reason"] == "NodeResourcesFit: too many pods: all 2 taken"
+    assert rows["free"]["feasible"] and result.code == 0

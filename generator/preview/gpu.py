@@ -25,7 +25,7 @@ from generator.problems import Problem
 from generator.yamlio.load import Path_
 
 POD_LEVEL_RESOURCES = frozenset({"cpu", "memory"})
-FIT_RESOURCES = ("cpu", "memory", "ephemeral-storage")  # checked where the inventory states them
+FIT_RESOURCES = ("cpu", "memory", "ephemeral-storage")  # checked where the inventory states them, with the Pod count
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 _INT64 = re.compile(r"^[+-]?[0-9]+\Z")
 _INT64_MAX = 2**63 - 1
@@ -242,7 +242,7 @@ def add_pod_requests(source: InputFile, nodes: list[Node]) -> list[Problem]:
         except InventoryError as err:
             problems.append(source.problem(err.path, "inventory-invalid", str(err)))
             continue
-        _add(bound.requested, requests)
+        _add(bound.requested, {**requests, "pods": Decimal(1)})  # each Pod takes one of the node's Pod slots
     return problems
 
 
@@ -408,7 +408,9 @@ def filter_failures(spec: Mapping[str, Any], node: Node, extra: Mapping[str, Dec
     for name, amount in sorted(extra.items()):
         if name in node.allocatable:
             free = node.allocatable[name] - node.requested.get(name, Decimal(0))
-            if amount > free:
+            if amount > free and name == "pods":
+                failures.append(f"NodeResourcesFit: too many pods: all {_show(node.allocatable[name])} taken")
+            elif amount > free:
                 failures.append(
                     f"NodeResourcesFit: insufficient {name}: needs {_show(amount)}, {_show(free)} free"
                     f" ({_show(node.allocatable[name])} allocatable)"
@@ -507,7 +509,7 @@ def explain(
 ) -> list[Placement]:
     requests = pod_requests(pod.spec)
     needed = _whole(requests.get(pod.resource, Decimal(0)), f"{pod.name} requests")
-    others = {name: requests[name] for name in FIT_RESOURCES if requests.get(name)}
+    others = {name: requests[name] for name in FIT_RESOURCES if requests.get(name)} | {"pods": Decimal(1)}
     rows = []
     for node in nodes:
         reasons = filter_failures(pod.spec, node, others)
