@@ -360,9 +360,27 @@ def check_pod_spec(spec: Any, path: Path, owner: str) -> Iterator[Finding]:
     yield from _check_pod_security(spec, path)
 
 
+_HANDLERS = ("exec", "httpGet", "tcpSocket", "grpc")
+
+
+def _check_probes(c: dict[str, Any], path: Path) -> Iterator[Finding]:
+    """validateProbe / validateHandler: exactly one handler; liveness and startup succeed once."""
+    for field in ("readinessProbe", "livenessProbe", "startupProbe"):
+        probe = c.get(field)
+        if not isinstance(probe, dict):
+            continue
+        handlers = [h for h in _HANDLERS if h in probe]
+        if len(handlers) != 1:
+            message = "must specify a handler type" if not handlers else "may not specify more than 1 handler type"
+            yield _err((*path, field), "k8s-probe", message, "one of exec, httpGet, tcpSocket, grpc")
+        if field != "readinessProbe" and probe.get("successThreshold", 1) != 1:
+            yield _err((*path, field, "successThreshold"), "k8s-probe", "must be 1")
+
+
 def _check_container_refs(c: dict[str, Any], path: Path, group: str, volumes: set[str]) -> Iterator[Finding]:
     """validateContainers / validateInitContainers / ValidateVolumeMounts / validateEnv: what a
     container refers to, and what only sidecars or only regular containers may set."""
+    yield from _check_probes(c, path)
     mount_paths: set[Any] = set()
     for j, mount in enumerate(c.get("volumeMounts") or []):
         if not isinstance(mount, dict):
@@ -661,6 +679,10 @@ def check_volumes(volumes: Any, path: Path) -> Iterator[Finding]:
     seen: set[str] = set()
     for i, volume in enumerate(volumes or []):
         name = str((volume or {}).get("name", "")) if isinstance(volume, dict) else ""
+        sources = [key for key in volume or {} if key != "name"] if isinstance(volume, dict) else []
+        if len(sources) != 1:  # validateVolumeSource
+            message = "must specify a volume type" if not sources else "may not specify more than 1 volume type"
+            yield _err((*path, i), "k8s-volume", message, f"found: {', '.join(sources)}" if sources else "")
         if err := names.dns1123_label(name):
             yield _err((*path, i, "name"), "k8s-name", f"volume name {name!r} {err}")
         elif name in seen:
