@@ -23,11 +23,14 @@ nasty = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=80
 
 
 @SETTINGS
-@given(text=st.text(max_size=300))
-def test_loader_never_raises(text: str) -> None:
-    _docs, problems = load_text(text, "f.yaml")
+@given(text=st.text(max_size=300), kube=st.booleans())
+def test_loader_never_raises(text: str, kube: bool) -> None:
+    """Neither gen's reading nor Kubernetes' (manifests) raises on any text."""
+    docs, problems = load_text(text, "f.yaml", kube=kube)
     for problem in problems:
         assert problem.line >= 0 and problem.rule
+    for doc in docs:
+        assert doc.source is not None  # positions are worked out without raising either
 
 
 @SETTINGS

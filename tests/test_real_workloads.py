@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import POLICIES
 
@@ -253,3 +255,37 @@ def test_a_patch_to_a_removed_api_fails_the_upgrade_check(gen, tmp_path: Path) -
     run = gen("render", tmp_path / "p", "--out", tmp_path / "out2")
     assert run.code == 1 and " k8s-api-version " in run.err and "(for Kubernetes 1.32)" in run.err, run.err
     assert "flow.yaml:" in run.err
+
+
+keys = st.sampled_from(["a", "b", "c"])
+expressions = st.builds(
+    lambda key, op, values: {"key": key, "operator": op, **({"values": values} if op in ("In", "NotIn") else {})},
+    keys,
+    st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist"]),
+    st.lists(st.sampled_from(["x", "y"]), min_size=1, max_size=2),
+)
+terms = st.lists(
+    st.builds(lambda e: {"matchExpressions": e}, st.lists(expressions, min_size=1, max_size=2)), min_size=1, max_size=3
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ours=terms, theirs=terms, labels=st.dictionaries(keys, st.sampled_from(["x", "y", "z"])))
+def test_merged_required_affinity_matches_exactly_where_both_do(ours: list, theirs: list, labels: dict) -> None:
+    """ANDing the policy's terms into gen's: a node matches the merged affinity iff it matches both,
+    judged by the scheduler's own matching (preview.gpu)."""
+    from generator.policies.podspec import merge_affinity
+    from generator.preview.gpu import Node, affinity_mismatch
+
+    def required(selector_terms: list) -> dict:
+        return {
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": selector_terms}}
+        }
+
+    node = Node("n", labels, {})
+
+    def fits(affinity: dict) -> bool:
+        return affinity_mismatch({"affinity": affinity}, node) is None
+
+    merged = merge_affinity(required(ours), required(theirs))
+    assert fits(merged) == (fits(required(ours)) and fits(required(theirs)))
