@@ -348,6 +348,45 @@ INVALID = {
     "generate-name-uppercase": (_named(pod(), generateName="Trainer-"), "k8s-name"),
     "generate-name-service-digit": (_named(_service("x"), generateName="1api-"), "k8s-name"),
     "no-name": (_named(pod()), "k8s-name"),
+    "crd-name-not-plural-group": (
+        {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widget.example.com"},
+            "spec": {
+                "group": "example.com",
+                "names": {"kind": "Widget", "plural": "widgets"},
+                "scope": "Namespaced",
+                "versions": [
+                    {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {"type": "object"}}}
+                ],
+            },
+        },
+        "k8s-name",
+    ),
+    "apiservice-name": (
+        {
+            "apiVersion": "apiregistration.k8s.io/v1",
+            "kind": "APIService",
+            "metadata": {"name": "metrics"},
+            "spec": {
+                "group": "metrics.k8s.io",
+                "version": "v1beta1",
+                "groupPriorityMinimum": 100,
+                "versionPriority": 100,
+            },
+        },
+        "k8s-name",
+    ),
+    "priority-class-too-high": (
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "urgent"},
+            "value": 2000000000,
+        },
+        "k8s-priority-class",
+    ),
     "volume-two-sources": (_spec(volumes=[{"name": "v", "emptyDir": {}, "configMap": {"name": "c"}}]), "k8s-volume"),
     "volume-no-source": (_spec(volumes=[{"name": "v"}]), "k8s-volume"),
     "probe-two-handlers": (pod(readinessProbe={"httpGet": {"port": 80}, "tcpSocket": {"port": 80}}), "k8s-probe"),

@@ -104,6 +104,35 @@ def _get(obj: Any, path: Path) -> Any:
     return obj
 
 
+def check_derived_names(obj: dict[str, Any]) -> Iterator[Finding]:
+    """Kinds whose name is made of their spec: a CRD's is <plural>.<group>
+    (ValidateCustomResourceDefinition), an APIService's <version>.<group> (ValidateAPIService)."""
+    kind, name, spec = obj.get("kind"), (obj.get("metadata") or {}).get("name"), obj.get("spec") or {}
+    if kind == "CustomResourceDefinition":
+        want = f"{(spec.get('names') or {}).get('plural')}.{spec.get('group')}"
+        rule = 'spec.names.plural+"."+spec.group'
+    elif kind == "APIService":
+        want, rule = f"{spec.get('version')}.{spec.get('group') or ''}", 'spec.version+"."+spec.group'
+    else:
+        return
+    if isinstance(name, str) and name != want:
+        yield _err(("metadata", "name"), "k8s-name", f"name {name!r} must be {rule}: {want!r}")
+
+
+# Priorities above this are reserved to the system-* classes (scheduling validation).
+HIGHEST_USER_PRIORITY = 1_000_000_000
+
+
+def check_priority_class(obj: dict[str, Any]) -> Iterator[Finding]:
+    name, value = (obj.get("metadata") or {}).get("name"), obj.get("value")
+    if isinstance(value, int) and value > HIGHEST_USER_PRIORITY and not str(name).startswith("system-"):
+        yield _err(
+            ("value",),
+            "k8s-priority-class",
+            f"maximum allowed value of a user defined priority is {HIGHEST_USER_PRIORITY}",
+        )
+
+
 # ---- pod-deletion-cost -------------------------------------------------------------------
 
 _COST_FIRST = re.compile(r"^(-|[1-9])")

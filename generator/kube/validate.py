@@ -153,6 +153,9 @@ class ManifestValidator:
             yield from semantic.check_metadata(obj, ("metadata",), kind)
         yield from semantic.check_workload(obj)
         yield from semantic.check_rbac(obj)
+        yield from semantic.check_derived_names(obj)
+        if kind == "PriorityClass":
+            yield from semantic.check_priority_class(obj)
         if kind == "HorizontalPodAutoscaler":
             yield from semantic.check_hpa(obj)
         if kind == "ConfigMap":
