@@ -111,20 +111,25 @@ def kind_schema(folder_path: Path, api: str, kind: str) -> Any:
 
 
 @cache
-def _builtin_groups() -> frozenset[str]:
-    """Every group the newest shipped version's data names (its DeleteOptions lists old ones too)."""
-    definitions = json.loads((_folders()[shipped()[-1]] / "_definitions.json").read_text(encoding="utf-8"))
+def definitions(version: str) -> Any:
+    """The version's shared schema definitions (parsed once per process: they are large)."""
+    return json.loads((folder(version) / "_definitions.json").read_text(encoding="utf-8"))
+
+
+@cache
+def _builtin_groups(version: str) -> frozenset[str]:
+    """Every group the version's data names; its DeleteOptions lists the groups of old versions too."""
     return frozenset(
         gvk["group"]
-        for schema in definitions.get("$defs", {}).values()
+        for schema in definitions(version).get("$defs", {}).values()
         if isinstance(schema, dict)
         for gvk in schema.get("x-kubernetes-group-version-kind", [])
     )
 
 
-def is_builtin_group(group: str) -> bool:
+def is_builtin_group(version: str, group: str) -> bool:
     """Kubernetes' own API groups; a CRD's group always holds a dot, so dotless groups are too."""
-    return "." not in group or group in _builtin_groups()
+    return "." not in group or group in _builtin_groups(version)
 
 
 @dataclass(frozen=True)
@@ -142,7 +147,7 @@ def not_served(version: str, api: str, kind: str) -> NotServed | None:
     group, _ = split_api(api)
     if group == SCHEDULER_CONFIG_GROUP and kind == SCHEDULER_CONFIG_KIND:
         return _scheduler_config(version, api)
-    if not is_builtin_group(group) or kind in _CLIENT_SIDE_KINDS:
+    if not is_builtin_group(version, group) or kind in _CLIENT_SIDE_KINDS:
         return None
     target = parse_version(version)
     served = [v for v in shipped() if kind_schema(_folders()[v], api, kind) is not None]

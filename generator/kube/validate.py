@@ -43,20 +43,15 @@ K8S_BASE = "https://kubernetes.io/api/"  # the $id of kubernetes-validate's _def
 
 
 @cache
-def _k8s_definitions(version: str) -> Any:
-    return json.loads((api_versions.folder(version) / "_definitions.json").read_text(encoding="utf-8"))
-
-
-@cache
 def _k8s_reference_registry(version: str) -> Registry[Any]:
     from referencing import Registry, Resource
 
-    return Resource.from_contents(_k8s_definitions(version)) @ Registry()
+    return Resource.from_contents(api_versions.definitions(version)) @ Registry()
 
 
 @cache
 def _k8s_fast_registry(version: str) -> jsonschema_rs.Registry:
-    return jsonschema_rs.Registry([(K8S_BASE + "_definitions.json", _k8s_definitions(version))])
+    return jsonschema_rs.Registry([(K8S_BASE + "_definitions.json", api_versions.definitions(version))])
 
 
 def load_kubernetes_schemas(version: str) -> None:
