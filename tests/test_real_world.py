@@ -40,3 +40,20 @@ def test_invalid_counterparts_are_caught(gen, path: Path) -> None:
     assert run.code == 1
     assert [f["rule"] for f in findings if f["severity"] == "error"] == [expected[1]], run.out
     assert all(f["line"] > 1 for f in findings)  # located inside the document, not at its top
+
+
+def test_helm_charts_are_left_out_with_a_note(gen, tmp_path: Path) -> None:
+    """A repository's charts hold templates and values, not manifests: validating the whole
+    repository must not cry wolf on them."""
+    chart = tmp_path / "charts" / "web"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: web\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("replicaCount: 1\n")
+    (chart / "templates" / "deployment.yaml").write_text("kind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n")
+    (tmp_path / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: 1\n")
+    run = gen("validate", "--format", "json", tmp_path)
+    findings = json.loads(run.out)
+    assert [(Path(f["file"]).name, f["rule"], f["severity"]) for f in findings] == [
+        ("Chart.yaml", "helm-chart", "info"),
+        ("cm.yaml", "k8s-schema", "error"),  # the manifest beside the chart is still judged
+    ]

@@ -330,11 +330,58 @@ def _is_fragment(path: str) -> bool:
     )
 
 
+def _chart_root(path: str, roots: dict[str, str | None]) -> str | None:
+    """The Helm chart directory (one holding Chart.yaml) that path lies in, if any."""
+    directory = os.path.dirname(path)
+    seen = []
+    while directory not in roots:
+        seen.append(directory)
+        if os.path.isfile(os.path.join(directory, "Chart.yaml")):
+            roots[directory] = directory
+            break
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            roots[directory] = None
+            break
+        directory = parent
+    for below in seen:
+        roots[below] = roots[directory]
+    return roots[directory]
+
+
+def _without_charts(files: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], list[Problem]]:
+    """Helm charts hold templates and values, not manifests: they are left out, and said so once
+    per chart (render one with `helm template` and validate its output)."""
+    roots: dict[str, str | None] = {}
+    kept: list[tuple[str, str]] = []
+    charts: dict[str, str] = {}
+    for path, name in files:
+        root = _chart_root(path, roots)
+        if root is None:
+            kept.append((path, name))
+        else:
+            charts.setdefault(root, name[: len(name) - len(os.path.relpath(path, root))] + "Chart.yaml")
+    notes = [
+        Problem(
+            chart,
+            0,
+            0,
+            "helm-chart",
+            Severity.INFO,
+            "a Helm chart: its templates become manifests only when rendered; not validated",
+            "validate the output of `helm template` instead",
+        )
+        for chart in sorted(charts.values())
+    ]
+    return kept, notes
+
+
 def validate_paths(paths: Iterable[FsPath], versions: tuple[str, ...], plugins: tuple[str, ...] = ()) -> list[Problem]:
     """`gen validate`: every manifest below paths, in worker processes when there are many."""
     validator = ManifestValidator(versions, plugins)  # an unsupported version is a usage error before any work
     files, problems = yaml_files(paths)
-    files = [(path, name) for path, name in files if not _is_fragment(path)]
+    files, notes = _without_charts([(path, name) for path, name in files if not _is_fragment(path)])
+    problems += notes
     processes = parallel.workers(len(files))
     if processes > 1:
         for version in validator.versions:
