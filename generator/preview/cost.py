@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import jsonpointer
+
 from generator.kube.semantic import DELETION_COST
 from generator.policies.policy import Policy
 
-ANNOTATION_PATH = "/metadata/annotations/" + DELETION_COST.replace("~", "~0").replace("/", "~1")
+ANNOTATION_PATH = "/metadata/annotations/" + jsonpointer.escape(DELETION_COST)
 
 
 class SampleError(ValueError):

@@ -38,12 +38,12 @@ def _default_kind(policy: Policy) -> str | None:
 
 
 def _pointer(path: Path) -> str:
-    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
+    return str(jsonpointer.JsonPointer.from_parts(path).path)
 
 
 def _tokens(pointer: str) -> Path:
-    parts = pointer.split("/")[1:] if pointer else []
-    return tuple(int(p) if p.isdigit() else p.replace("~1", "/").replace("~0", "~") for p in parts)
+    """A JSON Pointer as a path: list indices as ints, as findings spell them."""
+    return tuple(int(p) if p.isdigit() else p for p in jsonpointer.JsonPointer(pointer).parts)
 
 
 def guarded(policy: Policy, obj: dict[str, Any]) -> list[Path]:
