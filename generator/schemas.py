@@ -22,7 +22,15 @@ if TYPE_CHECKING:  # the reference implementation is imported only to explain an
     from referencing import Registry, Resource
 
 POLICY_API_VERSION = "gen/v1alpha1"
-POLICY_KINDS = ("Target", "Scheduler", "GpuWorkload", "ReplicatedService", "DeletionCostPolicy", "Monitoring")
+POLICY_KINDS = (
+    "Target",
+    "Scheduler",
+    "GpuWorkload",
+    "ReplicatedService",
+    "DeletionCostPolicy",
+    "Monitoring",
+    "Manifests",
+)
 
 # Schemas for rendered objects that kubernetes-validate has none for.
 MANIFEST_SCHEMA_FILES = {

@@ -306,17 +306,17 @@ def _validate_file(file: tuple[str, str], validator: ManifestValidator) -> list[
     docs, problems = load_file(*file, kube=True)
     for doc in docs:
         problems += [
-            doc.problem(f.path, f.rule, f.message, severity=f.severity, hint=f.hint or _quote_hint(doc, f))
+            doc.problem(f.path, f.rule, f.message, severity=f.severity, hint=f.hint or quote_hint(doc, f.path, f))
             for f in validator.validate(doc.data, doc.text)
         ]
     return problems
 
 
-def _quote_hint(doc: Document, finding: Finding) -> str:
-    """For a string field holding an unquoted `y`, `on` or `1e3`: how Kubernetes read it."""
+def quote_hint(doc: Document, path: Path, finding: Finding) -> str:
+    """For a string field holding an unquoted `y`, `on` or `1e3` (at path of doc): how Kubernetes read it."""
     if finding.rule != "k8s-schema" or "is not of type 'string'" not in finding.message:
         return ""
-    scalar = doc.source.scalars.get(finding.path)
+    scalar = doc.source.scalars.get(path)
     if scalar is None or not scalar.plain:
         return ""
     return f"Kubernetes reads the unquoted {scalar.text!r} as a {type(plain_value(scalar.text)).__name__}; quote it"

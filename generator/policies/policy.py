@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from generator import schemas
@@ -30,6 +30,8 @@ class Policy:
     labels: dict[str, str]
     spec: dict[str, Any]
     doc: Document
+    directory: str = ""  # the real directory of its file: where a Manifests policy's paths start
+    loaded: Any = field(default=None, repr=False, compare=False)  # a Manifests policy's objects, read once
 
     def to_plain(self) -> tuple[Any, ...]:
         """The policy as plain values, for loader processes to send (see parallel.Codec)."""

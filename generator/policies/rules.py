@@ -18,7 +18,7 @@ from generator.kube.scheduler_config import (
     plugin_entry,
 )
 from generator.kube.semantic import DELETION_COST
-from generator.policies import context
+from generator.policies import context, manifests
 from generator.policies.policy import Policy, builtin_policy
 from generator.policies.targets import Target
 from generator.problems import Problem, Severity
@@ -305,6 +305,13 @@ def placement_rules(target: Target) -> Iterator[Problem]:
             )
 
 
+def manifests_rules(target: Target) -> Iterator[Problem]:
+    """What is wrong with the objects a Manifests policy reads; read once per policy, so a file
+    two targets share is reported once."""
+    for policy in target.of_kind("Manifests"):
+        yield from manifests.load(policy)[1]
+
+
 RULES: tuple[Callable[[Target], Iterator[Problem]], ...] = (
     scheduler_rules,
     gpu_rules,
@@ -313,6 +320,7 @@ RULES: tuple[Callable[[Target], Iterator[Problem]], ...] = (
     pod_rules,
     service_rules,
     placement_rules,
+    manifests_rules,
 )
 
 

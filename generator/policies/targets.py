@@ -9,8 +9,9 @@ from typing import Any
 from generator.kube import api_versions
 from generator.kube.api_versions import DEFAULT_VERSION
 from generator.layout import GITOPS_DIR
-from generator.policies.policy import Policy
-from generator.problems import Problem
+from generator.policies import overrides
+from generator.policies.policy import Policy, build_policy
+from generator.problems import Problem, Severity
 from generator.yamlio.load import Document, SourceMap
 
 DEFAULT_TARGET = "default"
@@ -71,7 +72,8 @@ def resolve_targets(policies: list[Policy], only: tuple[str, ...] = ()) -> tuple
             gitops=spec.get("gitops", {}),
             policy=tp,
         )
-        target.policies = [p for p in others if all(p.labels.get(k) == v for k, v in target.match_labels.items())]
+        target.policies = [p for p in others if _selects(target, p)]
+        problems.extend(_apply_overrides(target, others))
         clash = _dir_clash(target.output_dir, {GITOPS_DIR: tp, **dirs})
         if clash is not None:
             problems.append(
@@ -85,6 +87,7 @@ def resolve_targets(policies: list[Policy], only: tuple[str, ...] = ()) -> tuple
         dirs[target.output_dir] = tp
         problems.extend(_version_problems(target))
         targets.append(target)
+    problems.extend(_unselected(others, targets))
     if only:
         known = {t.name for t in targets}
         missing = [n for n in only if n not in known]
@@ -94,6 +97,65 @@ def resolve_targets(policies: list[Policy], only: tuple[str, ...] = ()) -> tuple
             raise GeneratorError(f"unknown target(s): {', '.join(missing)}; known: {', '.join(sorted(known))}")
         targets = [t for t in targets if t.name in only]
     return targets, problems
+
+
+def _selects(target: Target, policy: Policy) -> bool:
+    return all(policy.labels.get(k) == v for k, v in target.match_labels.items())
+
+
+def _unselected(policies: list[Policy], targets: list[Target]) -> Iterator[Problem]:
+    """Nothing vanishes silently: a policy no target renders is said so, once."""
+    if not targets or targets[0].policy.file == "<implicit>":
+        return
+    for policy in policies:
+        if not any(_selects(t, policy) for t in targets):
+            selectors = "; ".join(f"{t.name} selects {t.match_labels or 'every policy'}" for t in targets)
+            yield policy.doc.problem(
+                ("metadata",),
+                "policy-unselected",
+                f"no Target selects {policy.kind} {policy.name!r}: it is not rendered",
+                severity=Severity.WARNING,
+                hint=f"{selectors}; give the policy matching metadata.labels, or delete it",
+                key=True,
+            )
+
+
+def _apply_overrides(target: Target, policies: list[Policy]) -> Iterator[Problem]:
+    """The target's overrides merged into its policies: each overridden policy is rebuilt
+    (schema, defaults) as if written so, for this target alone."""
+    index = {(p.kind, p.name): i for i, p in enumerate(target.policies)}
+    done: dict[tuple[str, str], int] = {}
+    for i, override in enumerate(target.policy.spec.get("overrides", [])):
+        key = (override["kind"], override["name"])
+        at = ("overrides", i)
+        if key in done:
+            yield target.policy.problem(
+                (*at, "name"),
+                "target-override",
+                f"{key[0]} {key[1]!r} is already overridden at overrides[{done[key]}]",
+                hint="merge the two overrides into one",
+            )
+            continue
+        done[key] = i
+        if key not in index:
+            exists = any((p.kind, p.name) == key for p in policies)
+            yield target.policy.problem(
+                (*at, "name"),
+                "target-override",
+                f"target {target.name!r} does not select {key[0]} {key[1]!r}"
+                + ("" if exists else ": there is no such policy"),
+                hint=f"the target selects policies labelled {target.match_labels}"
+                if exists
+                else "overrides name a policy by kind and metadata.name",
+            )
+            continue
+        written = target.policies[index[key]]
+        doc = overrides.overlaid(written.doc, target.policy.doc, ("spec", *at, "spec"), override["spec"])
+        merged, found = build_policy(doc)
+        yield from found
+        if merged is not None:
+            merged.directory = written.directory
+            target.policies[index[key]] = merged
 
 
 def _version_problems(target: Target) -> Iterator[Problem]:

@@ -6,16 +6,17 @@ the pre-commit path stays fast.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from generator import parallel
 from generator.errors import GeneratorError
-from generator.policies import rules
+from generator.policies import manifests, rules
 from generator.policies.policy import Policy, build_policy, builtin_policy, unique_policies
 from generator.policies.targets import Target, resolve_targets
-from generator.problems import Problem, has_errors
+from generator.problems import Problem, Severity, has_errors
 from generator.yamlio.load import load_file, yaml_files
 
 Built = list[tuple[Policy | None, list[Problem]]]
@@ -23,6 +24,18 @@ Built = list[tuple[Policy | None, list[Problem]]]
 
 def _load_and_build(file: tuple[str, str]) -> Built:
     docs, problems = load_file(*file)
+    if not docs and not problems:
+        problems = [
+            Problem(
+                file[1],
+                1,
+                1,
+                "policy-empty",
+                Severity.WARNING,
+                "the file holds no policy",
+                hint="delete it, or check that its documents were not commented out",
+            )
+        ]
     return [(None, problems), *(build_policy(doc) for doc in docs)]
 
 
@@ -50,8 +63,26 @@ def load_policies(
     processes = parallel.workers(len(files))
     loaded = parallel.map_in_order(_load_and_build, files, processes, meanwhile=meanwhile, codec=_PLAIN_POLICIES)
     built = [item for found in loaded for item in found]
+    real = {name: path for path, name in files}
+    for policy, _ in built:
+        if policy is not None:
+            policy.directory = os.path.dirname(real.get(policy.file, policy.file))
+    claimed = manifests.claimed_paths(p for p, _ in built if p is not None)
+    if claimed:
+        built = _unclaimed(built, {name for path, name in files if os.path.realpath(path) in claimed})
     policies, found = unique_policies(built)
     return policies, problems + found
+
+
+def _unclaimed(built: Built, claimed: set[str]) -> Built:
+    """What was loaded without the files a Manifests policy claims: they hold Kubernetes objects."""
+    return [
+        (
+            None if policy is None or (policy.file in claimed and policy.kind != "Manifests") else policy,
+            [p for p in found if p.file not in claimed],
+        )
+        for policy, found in built
+    ]
 
 
 def check_policies(policies: list[Policy], only: tuple[str, ...] = ()) -> tuple[list[Target], list[Problem]]:

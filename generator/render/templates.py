@@ -20,25 +20,15 @@ import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from generator.policies import context as ctx
-from generator.policies import podspec
+from generator.policies import manifests, podspec
 from generator.policies.policy import Policy
 from generator.policies.targets import Target
 from generator.problems import Problem, Severity
 from generator.render import patches
 from generator.resources import data_dir
-from generator.yamlio.load import YamlError, parse_yaml
+from generator.yamlio.load import Document, YamlError, parse_yaml
 from generator.yamlio.serialize import canonical, dump_yaml, yaml_scalar
 
-CLUSTER_SCOPED = frozenset(
-    {
-        "Namespace",
-        "ClusterRole",
-        "ClusterRoleBinding",
-        "ValidatingAdmissionPolicy",
-        "ValidatingAdmissionPolicyBinding",
-        "PriorityClass",
-    }
-)
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gen"}
 Path = tuple[str | int, ...]
 
@@ -53,6 +43,22 @@ class Manifest:
     template: str
     sources: list[Policy] = field(default_factory=list)
     origins: list[tuple[Path, Path]] = field(default_factory=list)
+    written_in: Document | None = None  # a Manifests object's own file (or its policy, inline)
+
+    @property
+    def raw(self) -> bool:
+        """Written by the team, not rendered by gen: judged as `gen validate` judges manifests."""
+        return self.written_in is not None
+
+    def problem(self, path: Path, rule: str, message: str, **kw: Any) -> Problem:
+        """A finding at path of this object, located where the line that set it was written."""
+        doc = self.written_in or self.policy.doc
+        return doc.problem(self.origin(path), rule, message, **kw)
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """What Kubernetes knows the object by: group, kind, namespace, name."""
+        return (str(self.obj.get("apiVersion", "")).rpartition("/")[0], self.kind, self.namespace or "", self.name)
 
     def origin(self, path: Path) -> Path:
         """The policy path that set path (the longest origin that holds it), else metadata.name."""
@@ -283,6 +289,7 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
     ),
     "Monitoring": ("monitoring/configmap-dashboard.yaml.j2",),
     "DeletionCostPolicy": (),
+    "Manifests": (),
 }
 # Templates of objects that exist only when the policy's spec sets a field. Deciding that here
 # costs a dict lookup; rendering a template only to find it empty cost about 30 µs each, a
@@ -310,7 +317,9 @@ def compile_templates(kinds: tuple[str, ...]) -> None:
 
 def _finish(obj: dict[str, Any], target: Target) -> dict[str, Any]:
     meta = obj.setdefault("metadata", {})
-    meta["labels"] = {**target.common_labels, **(meta.get("labels") or {}), **MANAGED_BY}
+    labels = meta.get("labels") or {}
+    if isinstance(labels, dict):  # anything else is reported by validation, as written
+        meta["labels"] = {**target.common_labels, **labels, **MANAGED_BY}
     return canonical(obj)
 
 
@@ -362,6 +371,11 @@ def render_target(target: Target) -> tuple[TargetRender, list[Problem]]:
     out = TargetRender(target)
     problems: list[Problem] = []
     for policy in sorted(target.policies, key=lambda p: (p.kind, p.name)):
+        if policy.kind == "Manifests":
+            for raw in manifests.load(policy)[0]:
+                obj = _finish(manifests.placed(raw, policy), target)
+                out.manifests.append(Manifest(obj, policy, "", [policy], [((), raw.at)], raw.doc))
+            continue
         try:
             context = ctx.build(policy, target)
             if policy.kind == "Scheduler":
@@ -388,8 +402,11 @@ def render_target(target: Target) -> tuple[TargetRender, list[Problem]]:
                 out.manifests.append(Manifest(_finish(r.obj, target), policy, r.template, [policy], r.origins))
         except RenderError as err:
             problems.append(err.problem)
+    supplied = {m.name for m in out.manifests if m.raw and m.key[:2] == ("", "Namespace")}
     try:
         for namespace, sources in ctx.namespaces(target).items():
+            if namespace in supplied:
+                continue  # the team's own Namespace object, with its labels, wins
             for obj in _objects("target/namespace.yaml.j2", {"namespace": namespace}):
                 out.manifests.append(Manifest(_finish(obj, target), sources[0], "target/namespace.yaml.j2", sources))
     except RenderError as err:

@@ -105,10 +105,10 @@ def owned_files(directory: Path) -> dict[str, str]:
             raise TypeError
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise GeneratorError(f"{path} is not a gen manifest: {err}") from err
-    return {str(k): str(v) for k, v in files.items() if _is_safe_rel(str(k))}
+    return {str(k): str(v) for k, v in files.items() if is_safe_rel(str(k))}
 
 
-def _is_safe_rel(rel: str) -> bool:
+def is_safe_rel(rel: str) -> bool:
     """A path gen could have written: relative, plain names only (a manifest may be hand-edited)."""
     return not {"", ".", ".."} & set(rel.split("/"))
 

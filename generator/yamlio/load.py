@@ -610,7 +610,7 @@ def load_file(path: str | Path, display: str | None = None, kube: bool = False) 
 YAML_SUFFIXES = (".yaml", ".yml")
 
 
-def _yaml_below(directory: str) -> list[tuple[str, ...]]:
+def yaml_below(directory: str) -> list[tuple[str, ...]]:
     """Relative parts of every YAML file below directory, skipping hidden entries and not
     following symlinked directories; sorted as paths sort (part by part)."""
     found: list[tuple[str, ...]] = []
@@ -649,7 +649,7 @@ def yaml_files(paths: Iterable[Path]) -> tuple[list[tuple[str, str]], list[Probl
             continue
         base = _display(root, root.parent)
         prefix = "" if base == "." else f"{base}/"
-        files.extend((os.path.join(root, *rel), prefix + "/".join(rel)) for rel in _yaml_below(str(root)))
+        files.extend((os.path.join(root, *rel), prefix + "/".join(rel)) for rel in yaml_below(str(root)))
     return files, problems
 
 

@@ -1,0 +1,57 @@
+"""Which kinds are cluster-scoped: a namespace given to one of them is meaningless.
+
+Kubernetes' OpenAPI definitions do not say a kind's scope; this is the list
+`kubectl api-resources --namespaced=false` gives on a 1.35 cluster with every built-in API
+enabled, by (group, kind).
+"""
+
+from __future__ import annotations
+
+from generator.kube.api_versions import split_api
+
+CLUSTER_SCOPED = frozenset(
+    {
+        ("", "Namespace"),
+        ("", "Node"),
+        ("", "PersistentVolume"),
+        ("", "ComponentStatus"),
+        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
+        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+        ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"),
+        ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"),
+        ("apiextensions.k8s.io", "CustomResourceDefinition"),
+        ("apiregistration.k8s.io", "APIService"),
+        ("authentication.k8s.io", "TokenReview"),
+        ("authentication.k8s.io", "SelfSubjectReview"),
+        ("authorization.k8s.io", "SelfSubjectAccessReview"),
+        ("authorization.k8s.io", "SelfSubjectRulesReview"),
+        ("authorization.k8s.io", "SubjectAccessReview"),
+        ("certificates.k8s.io", "CertificateSigningRequest"),
+        ("certificates.k8s.io", "ClusterTrustBundle"),
+        ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
+        ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
+        ("internal.apiserver.k8s.io", "StorageVersion"),
+        ("networking.k8s.io", "IngressClass"),
+        ("networking.k8s.io", "IPAddress"),
+        ("networking.k8s.io", "ServiceCIDR"),
+        ("node.k8s.io", "RuntimeClass"),
+        ("rbac.authorization.k8s.io", "ClusterRole"),
+        ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+        ("resource.k8s.io", "DeviceClass"),
+        ("resource.k8s.io", "DeviceTaintRule"),
+        ("resource.k8s.io", "ResourceSlice"),
+        ("scheduling.k8s.io", "PriorityClass"),
+        ("storage.k8s.io", "CSIDriver"),
+        ("storage.k8s.io", "CSINode"),
+        ("storage.k8s.io", "StorageClass"),
+        ("storage.k8s.io", "VolumeAttachment"),
+        ("storage.k8s.io", "VolumeAttributesClass"),
+        ("storagemigration.k8s.io", "StorageVersionMigration"),
+    }
+)
+
+
+def cluster_scoped(api_version: str, kind: str) -> bool:
+    return (split_api(api_version)[0], kind) in CLUSTER_SCOPED
