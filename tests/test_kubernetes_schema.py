@@ -19,12 +19,20 @@ ROOTS = (
     CORE + "PodSpec",
     CORE + "ServicePort",
     "io.k8s.apimachinery.pkg.util.intstr.IntOrString",
+    "io.k8s.api.batch.v1.JobSpec",
+    "io.k8s.api.batch.v1.CronJobSpec",
+    "io.k8s.api.autoscaling.v2.MetricSpec",
+    "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerBehavior",
 )
 # What a kind builds itself, so the policy may not set it there. The main container is named by
 # the kind, and only init containers take a restart policy (restartPolicyRules are alpha in 1.35).
 MAIN_CONTAINER_OWNED = ("name", "restartPolicy", "restartPolicyRules")
 POD_OWNED = ("containers",)
 GPU_POD_OWNED = (*POD_OWNED, "schedulerName", "restartPolicy")
+# A GpuWorkload builds the Pod template (and a CronJob's Job template); the Job's selector is
+# generated from it.
+JOB_OWNED = ("template", "selector", "manualSelector")
+CRONJOB_OWNED = ("jobTemplate",)
 
 
 def _closure(definitions: dict[str, Any], roots: tuple[str, ...]) -> dict[str, Any]:
@@ -82,6 +90,14 @@ def build() -> dict[str, Any]:
         pod, GPU_POD_OWNED, "Every field of Kubernetes' PodSpec but containers, schedulerName and restartPolicy."
     )
     defs["gen.GpuPodFields"]["additionalProperties"] = False
+    defs["gen.JobFields"] = _fields(
+        defs["io.k8s.api.batch.v1.JobSpec"], JOB_OWNED, "Every field of Kubernetes' JobSpec but template and selector (gen builds both)."
+    )
+    defs["gen.JobFields"]["additionalProperties"] = False
+    defs["gen.CronJobFields"] = _fields(
+        defs["io.k8s.api.batch.v1.CronJobSpec"], CRONJOB_OWNED, "Every field of Kubernetes' CronJobSpec but jobTemplate."
+    )
+    defs["gen.CronJobFields"]["additionalProperties"] = False
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$comment": (

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import jsonschema_rs
 
 from generator import parallel, schemas
-from generator.kube import api_versions, semantic
+from generator.kube import api_versions, batch, semantic
 from generator.kube.api_versions import SCHEDULER_CONFIG_KIND
 from generator.kube.scheduler_config import check_config
 from generator.kube.semantic import Finding, Path
@@ -153,6 +153,10 @@ class ManifestValidator:
             yield from semantic.check_priority_class(obj)
         if kind == "HorizontalPodAutoscaler":
             yield from semantic.check_hpa(obj)
+        if kind == "Job" and api == "batch/v1":
+            yield from batch.check_job_spec(obj.get("spec"), ("spec",))
+        if kind == "CronJob" and api == "batch/v1":
+            yield from batch.check_cron_job(obj)
         if kind == "ConfigMap":
             yield from self._check_configmap(obj, version)
         if kind == "PrometheusRule":

@@ -14,6 +14,18 @@ from generator.policies import podspec
 from generator.policies.policy import Policy
 from generator.policies.targets import Target
 
+# A Job's pod template is immutable: on a change Argo CD and Flux must delete and recreate it.
+# Each engine ignores the other's annotation, so both are written.
+JOB_SYNC_ANNOTATIONS = {
+    "argocd.argoproj.io/sync-options": "Force=true,Replace=true",
+    "kustomize.toolkit.fluxcd.io/force": "enabled",
+}
+# A Namespace gen creates is never pruned: renaming it must not take the Secrets and volumes
+# other tooling created in it.
+NAMESPACE_SYNC_ANNOTATIONS = {
+    "argocd.argoproj.io/sync-options": "Prune=false",
+    "kustomize.toolkit.fluxcd.io/prune": "disabled",
+}
 SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 KSM_ALLOWLIST_FLAG = f"--metric-annotations-allowlist=pods=[{DELETION_COST}]"
 
@@ -187,7 +199,28 @@ def _gpu(policy: Policy) -> dict[str, Any]:
         derived["affinity"] = {
             "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
         }
-    return {"podspec": podspec.pod_spec(derived, spec.get("pod", {}), [container])}
+    pod = podspec.pod_spec(derived, spec.get("pod", {}), [container])
+    if spec["workloadKind"] == "Pod":
+        return {"podspec": pod}
+    template: dict[str, Any] = {"metadata": {"labels": pod_labels(policy)}, "spec": pod}
+    if spec["podAnnotations"]:
+        template["metadata"]["annotations"] = spec["podAnnotations"]
+    job = job_spec(spec, template)
+    if spec["workloadKind"] == "Job":
+        return {"job_spec": job, "sync_annotations": JOB_SYNC_ANNOTATIONS}
+    return {
+        "cronjob_spec": {**spec["cronJob"], "jobTemplate": {"metadata": {"labels": pod_labels(policy)}, "spec": job}}
+    }
+
+
+def job_spec(spec: dict[str, Any], template: dict[str, Any]) -> dict[str, Any]:
+    """A GpuWorkload's JobSpec: the spec-level shorthands, then spec.job's fields, then the Pod."""
+    job: dict[str, Any] = {"backoffLimit": spec["job"].get("backoffLimit", spec["backoffLimit"])}
+    if "ttlSecondsAfterFinished" in spec:
+        job["ttlSecondsAfterFinished"] = spec["ttlSecondsAfterFinished"]
+    job.update(spec["job"])
+    job["template"] = template
+    return job
 
 
 def liveness_from_readiness(readiness: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -102,9 +102,12 @@ def gpu_rules(target: Target) -> Iterator[Problem]:
                 f"no Scheduler profile named {spec['schedulerName']!r} in target {target.name!r}; the Pod would stay Pending",
                 hint=f"one of: {', '.join(sorted(profiles))}",
             )
-        if spec["workloadKind"] == "Job" and spec["restartPolicy"] == "Always":
+        yield from _batch_fields(policy)
+        if spec["workloadKind"] != "Pod" and spec["restartPolicy"] == "Always":
             yield policy.problem(
-                ("restartPolicy",), "gpu-restart-policy", "a Job's Pods need restartPolicy Never or OnFailure"
+                ("restartPolicy",),
+                "gpu-restart-policy",
+                f"a {spec['workloadKind']}'s Pods need restartPolicy Never or OnFailure",
             )
         if DELETION_COST in spec["podAnnotations"]:
             yield policy.problem(
@@ -131,6 +134,41 @@ def gpu_rules(target: Target) -> Iterator[Problem]:
                 "no models or minMemoryMiB: the Pod may land on any node with the GPU resource",
                 severity=Severity.WARNING,
                 hint="state the verified model and memory labels",
+            )
+
+
+# The JobSpec fields a GpuWorkload also takes at spec level, as shorthands.
+_JOB_SHORTHANDS = ("backoffLimit", "ttlSecondsAfterFinished")
+
+
+def _batch_fields(policy: Policy) -> Iterator[Problem]:
+    """spec.job and spec.cronJob belong to the kinds that have them, each field in one place."""
+    kind = policy.spec["workloadKind"]
+    written = policy.doc.data.get("spec") or {}
+    for key, kinds in (("job", ("Job", "CronJob")), ("cronJob", ("CronJob",))):
+        if key in written and kind not in kinds:
+            yield policy.problem(
+                (key,),
+                "gpu-workload-kind",
+                f"spec.{key} shapes a {' or '.join(kinds)}, and this workload is a {kind}",
+                hint=f"set workloadKind: {kinds[-1] if key == 'cronJob' else kinds[0]}, or remove spec.{key}",
+                key=True,
+            )
+    if kind == "CronJob" and "schedule" not in policy.spec["cronJob"]:
+        yield policy.problem(
+            ("workloadKind",),
+            "gpu-workload-kind",
+            "a CronJob needs cronJob.schedule",
+            hint='add cronJob: {schedule: "0 2 * * *"} (minute hour day-of-month month day-of-week)',
+        )
+    for key in _JOB_SHORTHANDS:
+        if key in written and key in (written.get("job") or {}):
+            yield policy.problem(
+                ("job", key),
+                "gpu-job-field",
+                f"{key} is set twice: at spec.{key} and at spec.job.{key}",
+                hint=f"keep one (spec.{key} is a shorthand for spec.job.{key})",
+                key=True,
             )
 
 

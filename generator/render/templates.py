@@ -341,13 +341,22 @@ def _objects(template: str, context: dict[str, Any]) -> list[dict[str, Any]]:
     return [data]
 
 
+# Where a GpuWorkload's Pod spec sits in the object it renders.
+_GPU_POD_PATHS: dict[str, Path] = {
+    "Pod": ("spec",),
+    "Job": ("spec", "template", "spec"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+}
+
+
 def _origins(policy: Policy, obj: dict[str, Any]) -> list[tuple[Path, Path]]:
-    """Which policy fields a workload's rendered object carries: the container's and the Pod's."""
+    """Which policy fields a workload's rendered object carries: the container's, the Pod's,
+    and a Job's or CronJob's own."""
     written = policy.doc.data.get("spec") or {}
-    kind = obj.get("kind")
+    kind = str(obj.get("kind"))
     found: list[tuple[Path, Path]] = []
-    if (policy.kind, kind) in (("ReplicatedService", "Deployment"), ("GpuWorkload", "Job"), ("GpuWorkload", "Pod")):
-        pod: Path = ("spec",) if kind == "Pod" else ("spec", "template", "spec")
+    if (policy.kind, kind) == ("ReplicatedService", "Deployment") or policy.kind == "GpuWorkload":
+        pod: Path = ("spec", "template", "spec") if policy.kind == "ReplicatedService" else _GPU_POD_PATHS[kind]
         fields, at = (
             (written, ("spec",))
             if policy.kind == "ReplicatedService"
@@ -355,6 +364,13 @@ def _origins(policy: Policy, obj: dict[str, Any]) -> list[tuple[Path, Path]]:
         )
         found += [((*pod, "containers", 0, key), (*at, key)) for key in fields if key in podspec.container_fields()]
         found += [((*pod, key), ("spec", "pod", key)) for key in written.get("pod") or {}]
+        job: Path = ("spec", "jobTemplate", "spec") if kind == "CronJob" else ("spec",)
+        if kind != "Pod":
+            found += [
+                ((*job, key), ("spec", key)) for key in ("backoffLimit", "ttlSecondsAfterFinished") if key in written
+            ]
+            found += [((*job, key), ("spec", "job", key)) for key in written.get("job") or {}]
+            found += [(("spec", key), ("spec", "cronJob", key)) for key in written.get("cronJob") or {}]
     elif (policy.kind, kind) == ("ReplicatedService", "Service"):
         found.append(
             (
@@ -407,7 +423,9 @@ def render_target(target: Target) -> tuple[TargetRender, list[Problem]]:
         for namespace, sources in ctx.namespaces(target).items():
             if namespace in supplied:
                 continue  # the team's own Namespace object, with its labels, wins
-            for obj in _objects("target/namespace.yaml.j2", {"namespace": namespace}):
+            for obj in _objects(
+                "target/namespace.yaml.j2", {"namespace": namespace, "annotations": ctx.NAMESPACE_SYNC_ANNOTATIONS}
+            ):
                 out.manifests.append(Manifest(_finish(obj, target), sources[0], "target/namespace.yaml.j2", sources))
     except RenderError as err:
         problems.append(err.problem)
