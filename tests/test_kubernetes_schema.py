@@ -91,11 +91,15 @@ def build() -> dict[str, Any]:
     )
     defs["gen.GpuPodFields"]["additionalProperties"] = False
     defs["gen.JobFields"] = _fields(
-        defs["io.k8s.api.batch.v1.JobSpec"], JOB_OWNED, "Every field of Kubernetes' JobSpec but template and selector (gen builds both)."
+        defs["io.k8s.api.batch.v1.JobSpec"],
+        JOB_OWNED,
+        "Every field of Kubernetes' JobSpec but template and selector (gen builds both).",
     )
     defs["gen.JobFields"]["additionalProperties"] = False
     defs["gen.CronJobFields"] = _fields(
-        defs["io.k8s.api.batch.v1.CronJobSpec"], CRONJOB_OWNED, "Every field of Kubernetes' CronJobSpec but jobTemplate."
+        defs["io.k8s.api.batch.v1.CronJobSpec"],
+        CRONJOB_OWNED,
+        "Every field of Kubernetes' CronJobSpec but jobTemplate.",
     )
     defs["gen.CronJobFields"]["additionalProperties"] = False
     return {

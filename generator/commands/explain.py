@@ -6,6 +6,7 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
 from generator import pipeline
 from generator.errors import GeneratorError
@@ -14,6 +15,7 @@ from generator.preview import gpu
 from generator.preview.cost import SampleError, current_time
 from generator.preview.inputs import read_input
 from generator.problems import Problem, Severity, exit_code, has_errors
+from generator.render.templates import GPU_POD_PATHS
 from generator.reporters import report
 
 
@@ -24,10 +26,11 @@ def _gpu_pods(policy_dir: Path, targets: tuple[str, ...]) -> tuple[list[tuple[gp
     for rendered in renders:
         for manifest in rendered.manifests:
             policy = manifest.policy
-            if policy.kind != "GpuWorkload" or manifest.kind not in ("Pod", "Job") or policy.name in found:
+            if policy.kind != "GpuWorkload" or manifest.kind not in GPU_POD_PATHS or policy.name in found:
                 continue
-            spec = manifest.obj["spec"]
-            pod_spec = spec["template"]["spec"] if manifest.kind == "Job" else spec
+            pod_spec: Any = manifest.obj
+            for key in GPU_POD_PATHS[manifest.kind]:
+                pod_spec = pod_spec[key]
             found[policy.name] = (gpu.GpuPod(policy.name, policy.spec["gpu"]["resource"], pod_spec), policy)
     return [found[name] for name in sorted(found)], problems
 

@@ -15,12 +15,22 @@ from typing import Any
 from generator.kube.semantic import Finding, Path
 from generator.problems import Severity
 
-_CRON_FIELDS = (  # (name, min, max, names): robfig/cron's minutes, hours, dom, months, dow bounds
+_CRON_FIELDS: tuple[
+    tuple[str, int, int, dict[str, int]], ...
+] = (  # (name, min, max, names): robfig/cron's minutes, hours, dom, months, dow bounds
     ("minute", 0, 59, {}),
     ("hour", 0, 23, {}),
     ("day of month", 1, 31, {}),
-    ("month", 1, 12, {m: i + 1 for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split())}),
-    ("day of week", 0, 6, {d: i for i, d in enumerate("sun mon tue wed thu fri sat".split())}),
+    (
+        "month",
+        1,
+        12,
+        {
+            m: i + 1
+            for i, m in enumerate(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"])
+        },
+    ),
+    ("day of week", 0, 6, {d: i for i, d in enumerate(["sun", "mon", "tue", "wed", "thu", "fri", "sat"])}),
 )
 _DESCRIPTORS = frozenset({"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"})
 # Go's time.ParseDuration: a sequence of decimal numbers, each with a unit
@@ -54,9 +64,10 @@ def _cron_range(expr: str, low: int, high: int, names: dict[str, int]) -> str:
     if low_and_high[0] in ("*", "?"):
         start, end = low, high
     else:
-        start, err = _cron_number(low_and_high[0], names)
-        if start is None:
+        first, err = _cron_number(low_and_high[0], names)
+        if first is None:
             return err
+        start = first
         if len(low_and_high) == 1:
             end = start
         elif len(low_and_high) == 2:
@@ -67,9 +78,10 @@ def _cron_range(expr: str, low: int, high: int, names: dict[str, int]) -> str:
         else:
             return f"too many hyphens: {expr}"
     if len(range_and_step) == 2:
-        step, err = _cron_number(range_and_step[1], {})
-        if step is None:
+        parsed_step, err = _cron_number(range_and_step[1], {})
+        if parsed_step is None:
             return err
+        step = parsed_step
         if len(low_and_high) == 1:
             end = high  # "N/step" means "N-max/step"
     elif len(range_and_step) > 2:

@@ -97,10 +97,37 @@ def _replicated(policy: Policy, target: Target) -> dict[str, Any]:
         fields, spec["containerName"], resources=spec["resources"], env=podspec.downward_env(spec["downwardEnv"])
     )
     return {
+        **_autoscaling(spec.get("autoscaling")),
         "service_ports": service_ports(spec),
         "explicit_replicas": "replicas" in (policy.doc.data.get("spec") or {}),
         "podspec": podspec.pod_spec(_service_pod(policy, colocate), spec.get("pod", {}), [container]),
     }
+
+
+DEFAULT_CPU_UTILIZATION = 80  # what kube-apiserver defaults an HPA without metrics to
+
+
+def cpu_metric(utilization: int) -> dict[str, Any]:
+    return {
+        "type": "Resource",
+        "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": utilization}},
+    }
+
+
+def hpa_metrics(scaling: dict[str, Any]) -> list[dict[str, Any]]:
+    """The HPA's metrics: cpuUtilization's CPU metric, then the listed ones; Kubernetes'
+    default (CPU at 80%) spelled out when there are neither."""
+    listed = list(scaling.get("metrics", []))
+    if "cpuUtilization" in scaling:
+        return [cpu_metric(scaling["cpuUtilization"]), *listed]
+    return listed or [cpu_metric(DEFAULT_CPU_UTILIZATION)]
+
+
+def _autoscaling(scaling: dict[str, Any] | None) -> dict[str, Any]:
+    if scaling is None:
+        return {}
+    behavior = scaling.get("behavior") or ({"scaleDown": scaling["scaleDown"]} if "scaleDown" in scaling else None)
+    return {"hpa_metrics": hpa_metrics(scaling), "hpa_behavior": behavior}
 
 
 def service_ports(spec: dict[str, Any]) -> list[dict[str, Any]]:

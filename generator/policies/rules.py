@@ -233,22 +233,15 @@ def autoscaling_rules(target: Target) -> Iterator[Problem]:
                 "hpa-min-max",
                 f"minReplicas {scaling['minReplicas']} is greater than maxReplicas {scaling['maxReplicas']}",
             )
-        if "cpu" not in (policy.spec["resources"].get("requests") or {}):
+        yield from _utilization_requests(policy, context.hpa_metrics(scaling))
+        if "scaleDown" in scaling and "behavior" in scaling:
             yield policy.problem(
-                ("resources",),
-                "hpa-cpu-requests",
-                "CPU utilization targets need CPU requests on every container; the HPA cannot compute utilization",
-                hint="set resources.requests.cpu",
+                ("autoscaling", "scaleDown"),
+                "hpa-behavior",
+                "scaleDown is set twice: as autoscaling.scaleDown and in autoscaling.behavior",
+                hint="move it into behavior.scaleDown (scaleDown is its shorthand)",
+                key=True,
             )
-        # the HPA counts native sidecars (restartable init containers) as containers too
-        for i, init in enumerate(policy.spec.get("pod", {}).get("initContainers", [])):
-            if init.get("restartPolicy") == "Always" and "cpu" not in (init.get("resources", {}).get("requests") or {}):
-                yield policy.problem(
-                    ("pod", "initContainers", i),
-                    "hpa-cpu-requests",
-                    f"sidecar {init.get('name')!r} has no CPU request: the HPA counts sidecars, and cannot compute utilization",
-                    hint="set resources.requests.cpu on the sidecar",
-                )
         if "replicas" in (policy.doc.data.get("spec") or {}):
             yield policy.problem(
                 ("replicas",),
@@ -258,6 +251,42 @@ def autoscaling_rules(target: Target) -> Iterator[Problem]:
                 hint="remove replicas",
                 key=True,
             )
+
+
+def _utilization_targets(metrics: list[dict[str, Any]]) -> dict[str, set[str | None]]:
+    """Per resource (cpu, memory) with a Utilization target, the containers it is measured on
+    (None: all of them)."""
+    found: dict[str, set[str | None]] = {}
+    for metric in metrics:
+        kind = metric.get("type")
+        source = metric.get("resource" if kind == "Resource" else "containerResource") or {}
+        utilization = (source.get("target") or {}).get("type") == "Utilization"
+        if kind in ("Resource", "ContainerResource") and utilization and source.get("name") in ("cpu", "memory"):
+            found.setdefault(source["name"], set()).add(source.get("container") if kind != "Resource" else None)
+    return found
+
+
+def _utilization_requests(policy: Policy, metrics: list[dict[str, Any]]) -> Iterator[Problem]:
+    """A utilization target is a percentage of requests: every container it measures needs one
+    (the HPA counts native sidecars as containers too); otherwise the HPA cannot compute it."""
+    spec = policy.spec
+    containers: list[tuple[str, dict[str, Any], tuple[str | int, ...]]] = [
+        (spec["containerName"], spec["resources"], ("resources",))
+    ]
+    for i, init in enumerate(spec.get("pod", {}).get("initContainers", [])):
+        if init.get("restartPolicy") == "Always":
+            containers.append((init.get("name", ""), init.get("resources") or {}, ("pod", "initContainers", i)))
+    for resource, measured in sorted(_utilization_targets(metrics).items()):
+        for name, resources, at in containers:
+            if (None in measured or name in measured) and resource not in (resources.get("requests") or {}):
+                sidecar = at[0] == "pod"
+                yield policy.problem(
+                    at,
+                    f"hpa-{resource}-requests",
+                    f"{'sidecar ' + repr(name) if sidecar else 'the container'} has no {resource} request: "
+                    f"the HPA's {resource} utilization target is a percentage of requests, and cannot be computed",
+                    hint=f"set resources.requests.{resource}" + (" on the sidecar" if sidecar else ""),
+                )
 
 
 def pod_rules(target: Target) -> Iterator[Problem]:

@@ -342,7 +342,7 @@ def _objects(template: str, context: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 # Where a GpuWorkload's Pod spec sits in the object it renders.
-_GPU_POD_PATHS: dict[str, Path] = {
+GPU_POD_PATHS: dict[str, Path] = {
     "Pod": ("spec",),
     "Job": ("spec", "template", "spec"),
     "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
@@ -356,7 +356,7 @@ def _origins(policy: Policy, obj: dict[str, Any]) -> list[tuple[Path, Path]]:
     kind = str(obj.get("kind"))
     found: list[tuple[Path, Path]] = []
     if (policy.kind, kind) == ("ReplicatedService", "Deployment") or policy.kind == "GpuWorkload":
-        pod: Path = ("spec", "template", "spec") if policy.kind == "ReplicatedService" else _GPU_POD_PATHS[kind]
+        pod: Path = ("spec", "template", "spec") if policy.kind == "ReplicatedService" else GPU_POD_PATHS[kind]
         fields, at = (
             (written, ("spec",))
             if policy.kind == "ReplicatedService"
