@@ -16,8 +16,12 @@ import pytest
 from tests.conftest import POLICIES, ROOT, tree
 
 GOLDEN = ROOT / "tests" / "golden"
-# (policy directory, golden tree): the bundled policies, the seed's scenario and real workloads
-CASES = [(POLICIES, GOLDEN / "seed")]
+# (policy directory, golden tree): the bundled policies (the seed's scenario and real workloads), and
+# the whole-stack example, whose output is committed beside it
+CASES = [
+    (POLICIES, GOLDEN / "seed"),
+    (ROOT / "examples" / "whole-stack" / "policies", ROOT / "examples" / "whole-stack" / "deploy"),
+]
 
 
 @pytest.mark.parametrize(("policies", "golden"), CASES, ids=[golden.name for _, golden in CASES])

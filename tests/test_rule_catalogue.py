@@ -414,6 +414,9 @@ def test_every_documented_rule_has_a_failing_fixture() -> None:
     assert not untested, f"no fixture names these rules: {untested}"
 
 
+MONITORING = "apiVersion: gen/v1alpha1\nkind: Monitoring\nmetadata:\n  name: m\n"
+
+
 def test_file_rules(gen, tmp_path: Path) -> None:
     from generator.yamlio.load import load_file
 
@@ -421,7 +424,7 @@ def test_file_rules(gen, tmp_path: Path) -> None:
     root.mkdir()
     (root / "latin1.yaml").write_bytes("name: caf\xe9\n".encode("latin-1"))
     assert " file-encoding " in gen("lint", root / "latin1.yaml").out
-    (root / "latin1.yaml").write_text("# caf\u00e9, in UTF-8\n")
+    (root / "latin1.yaml").write_text("# caf\u00e9, in UTF-8\n" + MONITORING)
     assert gen("lint", "--strict", root / "latin1.yaml").out == ""
     assert " file-missing " in gen("lint", root / "absent.yaml").out
     _, problems = load_file(root)  # a directory where a file was expected

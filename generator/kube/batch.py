@@ -146,11 +146,27 @@ def _error(path: Path, rule: str, message: str, hint: str = "") -> Finding:
     return Finding(path, rule, Severity.ERROR, message, hint)
 
 
+# Enumerations the OpenAPI definitions do not carry (field.NotSupported in the validation).
+_JOB_ENUMS = {
+    "completionMode": ("NonIndexed", "Indexed"),
+    "podReplacementPolicy": ("TerminatingOrFailed", "Failed"),
+}
+_CONCURRENCY_POLICIES = ("Allow", "Forbid", "Replace")
+
+
+def _unsupported(path: Path, rule: str, value: Any, allowed: tuple[str, ...]) -> Finding:
+    return _error(path, rule, f"Unsupported value: {value!r}: supported values: {', '.join(repr(a) for a in allowed)}")
+
+
 def check_job_spec(spec: Any, path: Path) -> Iterator[Finding]:
     """validateJobSpec's rules between fields (the schema holds each field's own shape)."""
     if not isinstance(spec, dict):
         return
     indexed = spec.get("completionMode") == "Indexed"
+    for key, allowed in _JOB_ENUMS.items():
+        value = spec.get(key)
+        if value is not None and value not in allowed:
+            yield _unsupported((*path, key), "k8s-job", value, allowed)
     for key in ("parallelism", "completions", "backoffLimit", "ttlSecondsAfterFinished", "backoffLimitPerIndex"):
         value = spec.get(key)
         if isinstance(value, int) and value < 0:
@@ -246,6 +262,9 @@ def check_cron_job(obj: dict[str, Any]) -> Iterator[Finding]:
                 "k8s-cronjob",
                 "cannot use TZ or CRON_TZ in schedule, use timeZone field instead",
             )
+    policy = spec.get("concurrencyPolicy")
+    if policy is not None and policy not in _CONCURRENCY_POLICIES:
+        yield _unsupported(("spec", "concurrencyPolicy"), "k8s-cronjob", policy, _CONCURRENCY_POLICIES)
     zone = spec.get("timeZone")
     if isinstance(zone, str) and (err := time_zone_error(zone)):
         yield _error(("spec", "timeZone"), "k8s-cronjob", err, "an IANA name such as Europe/Berlin or Etc/UTC")

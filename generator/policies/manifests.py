@@ -63,6 +63,11 @@ def claimed_paths(policies: Iterable[Policy]) -> set[str]:
     }
 
 
+def claimed_names(policy: Policy) -> set[str]:
+    """The files a Manifests policy claims, named as its findings name them."""
+    return {_display(policy, path) for _, _, paths in _claims(policy) for path in paths}
+
+
 def _display(policy: Policy, path: str) -> str:
     """A claimed file named the way its policy is: from the same base, so a report reads alike."""
     return os.path.normpath(os.path.join(os.path.dirname(policy.file), os.path.relpath(path, policy.directory)))

@@ -112,7 +112,14 @@ def lint(paths: Sequence[Path]) -> list[Problem]:
                 return any(path == a or a in path.parents for a in asked)
         return Path(problem.file).resolve() in asked
 
-    return [p for p in problems + semantic if wanted(p)]
+    # a Manifests policy's files are part of it: their findings come with it
+    claimed = {
+        name
+        for policy in policies
+        if policy.kind == "Manifests" and wanted(policy.doc.problem((), "", ""))
+        for name in manifests.claimed_names(policy)
+    }
+    return [p for p in problems + semantic if wanted(p) or p.file in claimed]
 
 
 def deletion_cost_policy(policy_dir: Path | None, only: tuple[str, ...] = ()) -> tuple[Policy, list[Problem]]:

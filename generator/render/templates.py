@@ -380,6 +380,19 @@ def _origins(policy: Policy, obj: dict[str, Any]) -> list[tuple[Path, Path]]:
         )
     elif (policy.kind, kind) == ("ReplicatedService", "PodDisruptionBudget"):
         found.append((("spec",), ("spec", "disruptionBudget")))
+    elif (policy.kind, kind) == ("ReplicatedService", "HorizontalPodAutoscaler"):
+        scaling = written.get("autoscaling") or {}
+        at = ("spec", "autoscaling")
+        found += [(("spec", key), (*at, key)) for key in ("minReplicas", "maxReplicas") if key in scaling]
+        first = 1 if "cpuUtilization" in scaling else 0  # cpuUtilization's metric comes first
+        found += [
+            (("spec", "metrics", first + i), (*at, "metrics", i)) for i in range(len(scaling.get("metrics") or []))
+        ]
+        if first:
+            found.append((("spec", "metrics", 0), (*at, "cpuUtilization")))
+        for key in ("behavior", "scaleDown"):
+            if key in scaling:
+                found.append(((("spec", "behavior") if key == "behavior" else ("spec", "behavior", key)), (*at, key)))
     return found
 
 
