@@ -1,7 +1,7 @@
 """Benchmark gen on synthetic repositories; prints medians and ratios against baselines run alongside.
 
     python3 benchmarks/bench.py [--sizes 100,1000,10000] [--runs 3] [--baseline-files 200] [--kapitan PATH]
-                                [--work DIR] [--venv DIR]
+                                [--work DIR] [--venv DIR] [--manifests 1000]
 
 gen is measured as users get it: `pip install .` into a virtual environment of its own
 (--venv, default .venv-bench, refreshed from this tree on every run), never the editable
@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kapitan_repo import make_kapitan_repo
-from synthetic import make_repo
+from synthetic import make_manifests_repo, make_repo
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / ".venv-bench" / "bin"  # set by main() to the environment it installs gen into
@@ -187,6 +187,22 @@ def bench_lint(runs: int, work: Path) -> None:
         print("check-jsonschema not installed (pip install -e '.[bench]') - no lint baseline")
 
 
+def bench_manifests(objects: int, runs: int, work: Path) -> None:
+    """A Manifests policy over raw objects: rendered (read, validated, written), against
+    `gen validate` of the same files in the same run."""
+    root = work / f"manifests-{objects}"
+    policies = make_manifests_repo(root, objects)
+    out = root / "deploy"
+    gen = BIN / "gen"
+    render = median([gen, "render", policies, "--out", out], runs, before=lambda: shutil.rmtree(out, True))
+    validate = median([gen, "validate", root / "manifests"], runs)
+    print(
+        f"\nManifests policy over {objects} raw objects: gen render {render.seconds:.2f} s"
+        f" (peak {render.peak_mib:.0f} MiB); gen validate of the same files {validate.seconds:.2f} s"
+        f" -> render / validate = {render.seconds / validate.seconds:.2f}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="100,1000,10000")
@@ -199,6 +215,7 @@ def main() -> None:
         help="where to write the repositories and outputs (default: the temp dir; /dev/shm takes the disk out)",
     )
     parser.add_argument("--venv", type=Path, default=ROOT / ".venv-bench", help="where to pip install gen")
+    parser.add_argument("--manifests", type=int, default=1000, help="raw objects of the Manifests benchmark (0: skip)")
     args = parser.parse_args()
     global BIN
     BIN = install(args.venv.absolute())
@@ -206,6 +223,8 @@ def main() -> None:
     print(f"gen benchmark: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, medians of {args.runs} runs")
     with tempfile.TemporaryDirectory(prefix="gen-bench-", dir=args.work) as tmp:
         bench_lint(args.runs, Path(tmp))
+        if args.manifests:
+            bench_manifests(args.manifests, args.runs, Path(tmp))
         for size in (int(s) for s in args.sizes.split(",")):
             bench_size(size, args.runs, args.baseline_files, kapitan, Path(tmp))
 

@@ -80,3 +80,64 @@ def make_repo(root: Path, services: int) -> Path:
     for i in range(services):
         (policies / f"svc-{i:05d}.yaml").write_text(service_file(i))
     return policies
+
+
+MANIFESTS = """\
+apiVersion: gen/v1alpha1
+kind: Manifests
+metadata:
+  name: platform
+spec:
+  namespace: apps
+  files: [../manifests/]
+"""
+
+RAW = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings-{i:05d}
+data:
+  LOG_LEVEL: info
+  FEATURE_X: "true"
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: svc-{i:05d}
+spec:
+  selector: {{app: svc-{i:05d}}}
+  ports:
+  - {{name: http, port: 80, targetPort: http}}
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: svc-{i:05d}
+spec:
+  podSelector: {{matchLabels: {{app: svc-{i:05d}}}}}
+  policyTypes: [Ingress]
+  ingress:
+  - from:
+    - namespaceSelector: {{matchLabels: {{kubernetes.io/metadata.name: ingress}}}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data-{i:05d}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {{requests: {{storage: 10Gi}}}}
+"""
+
+
+def make_manifests_repo(root: Path, objects: int) -> Path:
+    """One Manifests policy over `objects` raw objects (four kinds, four to a file); returns the
+    policy directory."""
+    policies, manifests = root / "policies", root / "manifests"
+    policies.mkdir(parents=True, exist_ok=True)
+    manifests.mkdir(parents=True, exist_ok=True)
+    (policies / "manifests.yaml").write_text(MANIFESTS)
+    for i in range(objects // 4):
+        (manifests / f"app-{i:05d}.yaml").write_text(RAW.format(i=i))
+    return policies
