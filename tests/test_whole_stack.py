@@ -246,6 +246,17 @@ MANIFEST_CASES = [
         "error",
     ),
     (
+        "a-kustomization-is-no-object",
+        {
+            "policies/raw.yaml": POLICY + "  files: [../manifests]\n",
+            "manifests/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [a.yaml]\n",
+            "manifests/a.yaml": CONFIGMAP,
+        },
+        "manifests-object",
+        "manifests/kustomization.yaml:2",
+        "error",
+    ),
+    (
         "no-namespace-anywhere",
         {
             "policies/raw.yaml": POLICY.replace("  namespace: web\n", "") + "  files: [../manifests]\n",

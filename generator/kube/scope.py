@@ -1,4 +1,5 @@
-"""Which kinds are cluster-scoped: a namespace given to one of them is meaningless.
+"""Where an object lives: which kinds are cluster-scoped (a namespace given to one is
+meaningless), and which groups are build files that never reach the API server.
 
 Kubernetes' OpenAPI definitions do not say a kind's scope; this is the list
 `kubectl api-resources --namespaced=false` gives on a 1.35 cluster with every built-in API
@@ -8,6 +9,9 @@ enabled, by (group, kind).
 from __future__ import annotations
 
 from generator.kube.api_versions import split_api
+
+# Read by kustomize, never sent to the API server.
+BUILD_TOOL_GROUPS = frozenset({"kustomize.config.k8s.io"})
 
 CLUSTER_SCOPED = frozenset(
     {

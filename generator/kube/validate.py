@@ -21,6 +21,7 @@ from generator import parallel, schemas
 from generator.kube import api_versions, batch, semantic
 from generator.kube.api_versions import SCHEDULER_CONFIG_KIND
 from generator.kube.scheduler_config import check_config
+from generator.kube.scope import BUILD_TOOL_GROUPS
 from generator.kube.semantic import Finding, Path
 from generator.layout import FRAGMENTS_DIR, MANIFEST_FILE
 from generator.problems import Problem, Severity, json_path
@@ -31,7 +32,6 @@ if TYPE_CHECKING:  # the reference implementation is imported only to explain a 
     from referencing import Registry
 
 LAST_APPLIED_LIMIT = 262144
-BUILD_TOOL_GROUPS = frozenset({"kustomize.config.k8s.io"})
 CONFIGMAP_LIMIT = 1024 * 1024
 # Compact JSON spends at most this many bytes per character of the YAML it was read from, when
 # that YAML has no aliases. The worst cases are a flow mapping of bare keys, `{a,b}` ->

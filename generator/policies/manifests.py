@@ -14,6 +14,7 @@ from typing import Any
 
 from generator import schemas
 from generator.kube import scope
+from generator.kube.scope import BUILD_TOOL_GROUPS
 from generator.policies.policy import Policy
 from generator.problems import Problem, Severity
 from generator.yamlio.load import Document, load_file, yaml_below
@@ -144,6 +145,14 @@ def _object_problems(obj: RawObject, policy: Policy) -> Iterator[Problem]:
             "manifests-object",
             f"a gen policy in a file Manifests {policy.name!r} claims: it would be read as a Kubernetes object",
             hint="keep policies out of the files spec.files matches",
+        )
+        return
+    if data["apiVersion"].split("/")[0] in BUILD_TOOL_GROUPS:
+        yield obj.problem(
+            ("kind",),
+            "manifests-object",
+            f"a {data['kind']} is kustomize's build file, not an object to apply",
+            hint="point files at the resources it lists (or at their directory, without the kustomization)",
         )
         return
     meta = data.get("metadata")
