@@ -292,7 +292,7 @@ def test_a_good_manifests_policy_renders_clean(gen, tmp_path: Path, monkeypatch)
             "policies/raw.yaml": POLICY
             + "  files: [../manifests]\n  objects:\n  - {apiVersion: v1, kind: ConfigMap, metadata: {name: inline}}\n",
             "manifests/a.yaml": CONFIGMAP
-            + "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: web\n  labels: {team: shop}\n",
+            + "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: tools\n  labels: {team: shop}\n",
             "manifests/nested/b.yml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: reader\nrules: []\n",
         },
     )
@@ -302,7 +302,7 @@ def test_a_good_manifests_policy_renders_clean(gen, tmp_path: Path, monkeypatch)
     out = tmp_path / "deploy" / "default"
     assert _docs(out / "web" / "configmap-settings.yaml")["metadata"]["namespace"] == "web"
     assert "namespace" not in _docs(out / "_cluster" / "clusterrole-reader.yaml")["metadata"]  # cluster-scoped
-    assert _docs(out / "_cluster" / "namespace-web.yaml")["metadata"]["labels"]["team"] == "shop"
+    assert _docs(out / "_cluster" / "namespace-tools.yaml")["metadata"]["labels"]["team"] == "shop"
     assert (out / "web" / "configmap-inline.yaml").is_file()
 
 
@@ -355,6 +355,25 @@ def test_the_same_object_twice_is_an_error_at_both_places(gen, tmp_path: Path, m
     }
     assert any("also by ReplicatedService 'webapi' at policies/web.yaml:4" in line for line in lines)
     assert not (tmp_path / "deploy").exists()
+
+
+def test_a_namespace_gen_creates_and_one_brought_along_collide(gen, tmp_path: Path, monkeypatch) -> None:
+    namespace = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: web\n  labels: {istio-injection: enabled}\n"
+    files = {
+        "policies/web.yaml": WEB,
+        "policies/raw.yaml": POLICY + "  files: [../manifests]\n",
+        "manifests/ns.yaml": namespace,
+    }
+    repo(tmp_path, files)
+    monkeypatch.chdir(tmp_path)
+    run = gen("render", "policies", "--out", "deploy")
+    assert run.code == 1 and "manifests/ns.yaml:4:9: error object-collision Namespace web" in run.err
+    assert "createNamespaces: false" in run.err
+    target = "apiVersion: gen/v1alpha1\nkind: Target\nmetadata:\n  name: prod\nspec:\n  createNamespaces: false\n"
+    (tmp_path / "policies" / "target.yaml").write_text(target)
+    assert gen("render", "policies", "--out", "deploy").code == 0
+    labels = _docs(tmp_path / "deploy" / "prod" / "_cluster" / "namespace-web.yaml")["metadata"]["labels"]
+    assert labels["istio-injection"] == "enabled"
 
 
 def test_objects_of_one_name_in_other_namespaces_or_kinds_are_distinct(gen, tmp_path: Path, monkeypatch) -> None:

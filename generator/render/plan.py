@@ -62,7 +62,11 @@ def _collisions(manifest: Manifest, other: Manifest, target: str) -> list[Proble
     name = f"{manifest.kind} {manifest.namespace + '/' if manifest.namespace else ''}{manifest.name}"
     here = manifest.problem(("metadata", "name"), "object-collision", "")
     there = other.problem(("metadata", "name"), "object-collision", "")
-    hint = "every object has one owner: drop one, or rename it"
+    hint = (
+        "gen creates the namespaces its workloads use: set createNamespaces: false on the Target to bring your own"
+        if manifest.kind == "Namespace" and not (manifest.raw and other.raw)
+        else "every object has one owner: drop one, or rename it"
+    )
     return [
         replace(
             here,

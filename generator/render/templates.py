@@ -431,11 +431,8 @@ def render_target(target: Target) -> tuple[TargetRender, list[Problem]]:
                 out.manifests.append(Manifest(_finish(r.obj, target), policy, r.template, [policy], r.origins))
         except RenderError as err:
             problems.append(err.problem)
-    supplied = {m.name for m in out.manifests if m.raw and m.key[:2] == ("", "Namespace")}
     try:
         for namespace, sources in ctx.namespaces(target).items():
-            if namespace in supplied:
-                continue  # the team's own Namespace object, with its labels, wins
             for obj in _objects(
                 "target/namespace.yaml.j2", {"namespace": namespace, "annotations": ctx.NAMESPACE_SYNC_ANNOTATIONS}
             ):
