@@ -10,12 +10,12 @@ from typing import Any
 
 from generator import pipeline
 from generator.errors import GeneratorError
+from generator.kube.scope import POD_SPEC_PATHS
 from generator.policies.policy import Policy
 from generator.preview import gpu
 from generator.preview.cost import SampleError, current_time
 from generator.preview.inputs import read_input
 from generator.problems import Problem, Severity, exit_code, has_errors
-from generator.render.templates import GPU_POD_PATHS
 from generator.reporters import report
 
 
@@ -26,10 +26,10 @@ def _gpu_pods(policy_dir: Path, targets: tuple[str, ...]) -> tuple[list[tuple[gp
     for rendered in renders:
         for manifest in rendered.manifests:
             policy = manifest.policy
-            if policy.kind != "GpuWorkload" or manifest.kind not in GPU_POD_PATHS or policy.name in found:
+            if "gpu" not in policy.spec or manifest.kind not in POD_SPEC_PATHS or policy.name in found:
                 continue
             pod_spec: Any = manifest.obj
-            for key in GPU_POD_PATHS[manifest.kind]:
+            for key in POD_SPEC_PATHS[manifest.kind]:
                 pod_spec = pod_spec[key]
             found[policy.name] = (gpu.GpuPod(policy.name, policy.spec["gpu"]["resource"], pod_spec), policy)
     return [found[name] for name in sorted(found)], problems

@@ -59,3 +59,15 @@ CLUSTER_SCOPED = frozenset(
 
 def cluster_scoped(api_version: str, kind: str) -> bool:
     return (split_api(api_version)[0], kind) in CLUSTER_SCOPED
+
+
+# Where each workload kind keeps the spec of the Pods it creates.
+POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
+    "Pod": ("spec",),
+    "Deployment": ("spec", "template", "spec"),
+    "ReplicaSet": ("spec", "template", "spec"),
+    "StatefulSet": ("spec", "template", "spec"),
+    "DaemonSet": ("spec", "template", "spec"),
+    "Job": ("spec", "template", "spec"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+}

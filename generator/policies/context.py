@@ -93,14 +93,15 @@ def _replicated(policy: Policy, target: Target) -> dict[str, Any]:
     spec = policy.spec
     liveness = spec.get("livenessProbe") or liveness_from_readiness(spec.get("readinessProbe"))
     fields = {**spec, "livenessProbe": liveness} if liveness else spec
+    resources = gpu_resources(spec["resources"], spec["gpu"]) if "gpu" in spec else spec["resources"]
     container = podspec.main_container(
-        fields, spec["containerName"], resources=spec["resources"], env=podspec.downward_env(spec["downwardEnv"])
+        fields, spec["containerName"], resources=resources, env=podspec.downward_env(spec["downwardEnv"])
     )
     return {
         **_autoscaling(spec.get("autoscaling")),
         "service_ports": service_ports(spec),
         "explicit_replicas": "replicas" in (policy.doc.data.get("spec") or {}),
-        "podspec": podspec.pod_spec(_service_pod(policy, colocate), spec.get("pod", {}), [container]),
+        "podspec": podspec.pod_spec(_service_pod(policy, target, colocate), spec.get("pod", {}), [container]),
     }
 
 
@@ -147,15 +148,18 @@ def service_ports(spec: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _service_pod(policy: Policy, colocate: list[dict[str, Any]]) -> dict[str, Any]:
-    """What gen sets in a ReplicatedService's Pod: identity, restricted defaults, placement."""
+def _service_pod(policy: Policy, target: Target, colocate: list[dict[str, Any]]) -> dict[str, Any]:
+    """What gen sets in a ReplicatedService's Pod: identity, restricted defaults, placement, and
+    for a GPU service the scheduler and the GPU's required node affinity."""
     spec, labels = policy.spec, pod_labels(policy)
     pod: dict[str, Any] = {}
+    if "schedulerName" in spec:
+        pod["schedulerName"] = spec["schedulerName"]
     if "costWriter" in spec:
         pod["serviceAccountName"] = spec["costWriter"]["serviceAccount"]
     pod["automountServiceAccountToken"] = "costWriter" in spec
     pod["securityContext"] = dict(podspec.RESTRICTED_POD)
-    affinity: dict[str, Any] = {}
+    affinity: dict[str, Any] = gpu_affinity(spec["gpu"], target) if "gpu" in spec else {}
     if colocate:
         affinity["podAffinity"] = {
             "preferredDuringSchedulingIgnoredDuringExecution": [
@@ -196,36 +200,62 @@ def _service_pod(policy: Policy, colocate: list[dict[str, Any]]) -> dict[str, An
     return pod
 
 
-def gpu_node_terms(gpu: dict[str, Any]) -> list[dict[str, Any]]:
+# GPU node labels by name: NVIDIA GPU Feature Discovery's product and memory (MiB) labels.
+GPU_LABEL_PRESETS = {"nvidia-gfd": {"model": "nvidia.com/gpu.product", "memoryMiB": "nvidia.com/gpu.memory"}}
+DEFAULT_GPU_LABELS = {"model": "training.example.com/gpu-model", "memoryMiB": "training.example.com/gpu-memory-mib"}
+
+
+def _label_names(value: str | dict[str, str] | None) -> dict[str, str]:
+    return GPU_LABEL_PRESETS[value] if isinstance(value, str) else dict(value or {})
+
+
+def gpu_labels(gpu: dict[str, Any], target: Target) -> dict[str, str]:
+    """The labels a GPU policy's affinity reads: its own gpu.labels, field by field over its
+    target's gpuLabels, over gen's defaults."""
+    return {**DEFAULT_GPU_LABELS, **_label_names(target.gpu_labels), **_label_names(gpu.get("labels"))}
+
+
+def gpu_node_terms(gpu: dict[str, Any], labels: dict[str, str]) -> list[dict[str, Any]]:
     """The GPU's required nodeSelectorTerms: model In models, memory label Gt minMemoryMiB-1."""
     expressions = []
     if "models" in gpu:
-        expressions.append({"key": gpu["labels"]["model"], "operator": "In", "values": gpu["models"]})
+        expressions.append({"key": labels["model"], "operator": "In", "values": gpu["models"]})
     if "minMemoryMiB" in gpu:
-        expressions.append(
-            {"key": gpu["labels"]["memoryMiB"], "operator": "Gt", "values": [str(gpu["minMemoryMiB"] - 1)]}
-        )
+        expressions.append({"key": labels["memoryMiB"], "operator": "Gt", "values": [str(gpu["minMemoryMiB"] - 1)]})
     return [{"matchExpressions": expressions}] if expressions else []
 
 
-def _gpu(policy: Policy) -> dict[str, Any]:
+def gpu_resources(resources: dict[str, Any], gpu: dict[str, Any]) -> dict[str, Any]:
+    """resources with the GPUs in requests and limits, equal: extended resources cannot overcommit."""
+    out = dict(resources)
+    for section in ("requests", "limits"):
+        out[section] = {**out.get(section, {}), gpu["resource"]: gpu["count"]}
+    return out
+
+
+def gpu_affinity(gpu: dict[str, Any], target: Target) -> dict[str, Any]:
+    """The required node affinity that keeps a GPU Pod on the verified models and memory."""
+    terms = gpu_node_terms(gpu, gpu_labels(gpu, target))
+    if not terms:
+        return {}
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
+
+
+def _gpu(policy: Policy, target: Target) -> dict[str, Any]:
     spec = policy.spec
     gpu, fields = spec["gpu"], spec["container"]
-    resources = dict(fields["resources"])
-    for section in ("requests", "limits"):
-        resources[section] = {**resources.get(section, {}), gpu["resource"]: gpu["count"]}
-    container = podspec.main_container(fields, fields["name"], resources=resources, env=[])
+    container = podspec.main_container(
+        fields, fields["name"], resources=gpu_resources(fields["resources"], gpu), env=[]
+    )
     derived: dict[str, Any] = {
         "schedulerName": spec["schedulerName"],
         "automountServiceAccountToken": False,
         "restartPolicy": spec["restartPolicy"],
         "securityContext": dict(podspec.RESTRICTED_POD),
     }
-    terms = gpu_node_terms(gpu)
-    if terms:
-        derived["affinity"] = {
-            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
-        }
+    affinity = gpu_affinity(gpu, target)
+    if affinity:
+        derived["affinity"] = affinity
     pod = podspec.pod_spec(derived, spec.get("pod", {}), [container])
     if spec["workloadKind"] == "Pod":
         return {"podspec": pod}
@@ -284,7 +314,7 @@ def build(policy: Policy, target: Target) -> dict[str, Any]:
     elif policy.kind == "ReplicatedService":
         context.update(_replicated(policy, target))
     elif policy.kind == "GpuWorkload":
-        context.update(_gpu(policy))
+        context.update(_gpu(policy, target))
     elif policy.kind == "Monitoring":
         context.update(_monitoring(policy, target))
     return context

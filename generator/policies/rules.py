@@ -95,13 +95,6 @@ def gpu_rules(target: Target) -> Iterator[Problem]:
         profiles.update(p.get("schedulerName", "default-scheduler") for p in context.scheduler_profiles(scheduler))
     for policy in target.of_kind("GpuWorkload"):
         spec = policy.spec
-        if spec["schedulerName"] not in profiles:
-            yield policy.problem(
-                ("schedulerName",),
-                "gpu-scheduler-name",
-                f"no Scheduler profile named {spec['schedulerName']!r} in target {target.name!r}; the Pod would stay Pending",
-                hint=f"one of: {', '.join(sorted(profiles))}",
-            )
         yield from _batch_fields(policy)
         if spec["workloadKind"] != "Pod" and spec["restartPolicy"] == "Always":
             yield policy.problem(
@@ -117,14 +110,27 @@ def gpu_rules(target: Target) -> Iterator[Problem]:
                 hint="use a ReplicatedService for cost-ordered scale-down",
                 key=True,
             )
-        resources = spec["container"]["resources"]
+    for policy in target.of_kind("GpuWorkload") + target.of_kind("ReplicatedService"):
+        spec = policy.spec
+        scheduler_name = spec.get("schedulerName")
+        if scheduler_name is not None and scheduler_name not in profiles:
+            yield policy.problem(
+                ("schedulerName",),
+                "gpu-scheduler-name",
+                f"no Scheduler profile named {scheduler_name!r} in target {target.name!r}; the Pods would stay Pending",
+                hint=f"one of: {', '.join(sorted(profiles))}",
+            )
+        if "gpu" not in spec:
+            continue
+        at: tuple[str, ...] = ("container", "resources") if policy.kind == "GpuWorkload" else ("resources",)
+        resources = spec["container"]["resources"] if policy.kind == "GpuWorkload" else spec["resources"]
         gpu = spec["gpu"]["resource"]
         for section in ("requests", "limits"):
             if gpu in (resources.get(section) or {}):
                 yield policy.problem(
-                    ("container", "resources", section, gpu),
+                    (*at, section, gpu),
                     "gpu-resource-duplicate",
-                    f"{gpu} comes from gpu.count; do not set it in container.resources",
+                    f"{gpu} comes from gpu.count; do not set it in {'.'.join(at)}",
                     key=True,
                 )
         if "models" not in spec["gpu"] and "minMemoryMiB" not in spec["gpu"]:

@@ -27,6 +27,7 @@ class Target:
     common_labels: dict[str, str]
     create_namespaces: bool
     gitops: dict[str, Any]
+    gpu_labels: str | dict[str, str] | None
     policy: Policy
     policies: list[Policy] = field(default_factory=list)
     _by_kind: tuple[int, dict[str, list[Policy]]] = field(default=(-1, {}), repr=False, compare=False)
@@ -70,6 +71,7 @@ def resolve_targets(policies: list[Policy], only: tuple[str, ...] = ()) -> tuple
             common_labels=spec.get("commonLabels", {}),
             create_namespaces=spec.get("createNamespaces", True),
             gitops=spec.get("gitops", {}),
+            gpu_labels=spec.get("gpuLabels"),
             policy=tp,
         )
         target.policies = [p for p in others if _selects(target, p)]

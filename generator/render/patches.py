@@ -15,6 +15,7 @@ from typing import Any
 import jsonpatch
 import jsonpointer
 
+from generator.kube.scope import POD_SPEC_PATHS
 from generator.kube.semantic import DELETION_COST
 from generator.policies.policy import Policy
 from generator.problems import Problem
@@ -48,15 +49,18 @@ def _tokens(pointer: str) -> Path:
 
 def guarded(policy: Policy, obj: dict[str, Any]) -> list[Path]:
     """The paths of obj a patch may not touch, and why each is gen's."""
-    pod: Path = ("spec",) if obj.get("kind") == "Pod" else ("spec", "template", "spec")
+    kind = str(obj.get("kind"))
     paths: list[Path] = [("metadata", "name"), ("metadata", "namespace"), ("spec", "selector")]
-    if obj.get("kind") in ("Deployment", "Job"):
+    if kind in ("Deployment", "Job"):
         paths.append(("spec", "template", "metadata", "labels"))
+    if kind == "CronJob":
+        paths.append(("spec", "jobTemplate", "spec", "template", "metadata", "labels"))
     if obj.get("kind") == "HorizontalPodAutoscaler":
         paths.append(("spec", "scaleTargetRef"))
     if policy.kind == "ReplicatedService" and obj.get("kind") == "Deployment":
         paths.append(("spec", "template", "metadata", "annotations", DELETION_COST))
-    if policy.kind == "GpuWorkload" and obj.get("kind") in ("Pod", "Job"):
+    if "gpu" in policy.spec and kind in POD_SPEC_PATHS:  # a GpuWorkload's Pod, a GPU service's Deployment
+        pod = POD_SPEC_PATHS[kind]
         gpu = policy.spec["gpu"]["resource"]
         paths.append((*pod, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"))
         for section in ("requests", "limits"):

@@ -19,6 +19,7 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from generator.kube.scope import POD_SPEC_PATHS
 from generator.policies import context as ctx
 from generator.policies import manifests, podspec
 from generator.policies.policy import Policy
@@ -341,14 +342,6 @@ def _objects(template: str, context: dict[str, Any]) -> list[dict[str, Any]]:
     return [data]
 
 
-# Where a GpuWorkload's Pod spec sits in the object it renders.
-GPU_POD_PATHS: dict[str, Path] = {
-    "Pod": ("spec",),
-    "Job": ("spec", "template", "spec"),
-    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
-}
-
-
 def _origins(policy: Policy, obj: dict[str, Any]) -> list[tuple[Path, Path]]:
     """Which policy fields a workload's rendered object carries: the container's, the Pod's,
     and a Job's or CronJob's own."""
@@ -356,7 +349,7 @@ def _origins(policy: Policy, obj: dict[str, Any]) -> list[tuple[Path, Path]]:
     kind = str(obj.get("kind"))
     found: list[tuple[Path, Path]] = []
     if (policy.kind, kind) == ("ReplicatedService", "Deployment") or policy.kind == "GpuWorkload":
-        pod: Path = ("spec", "template", "spec") if policy.kind == "ReplicatedService" else GPU_POD_PATHS[kind]
+        pod: Path = POD_SPEC_PATHS[kind]
         fields, at = (
             (written, ("spec",))
             if policy.kind == "ReplicatedService"
