@@ -40,6 +40,7 @@ MANIFEST_SCHEMA_FILES = {
     ("argoproj.io/v1alpha1", "Application"): "crds/application-argoproj-v1alpha1-strict.json",
     ("kustomize.toolkit.fluxcd.io/v1", "Kustomization"): "crds/kustomization-kustomize-v1-strict.json",
     ("source.toolkit.fluxcd.io/v1", "GitRepository"): "crds/gitrepository-source-v1-strict.json",
+    ("scheduling.x-k8s.io/v1alpha1", "PodGroup"): "crds/podgroup-scheduling-v1alpha1-strict.json",
 }
 
 

@@ -89,7 +89,13 @@ def test_scheduler_config_matches_seed(rendered: Path) -> None:
         "profiles": [
             {
                 "schedulerName": "custom-scheduler",
-                "plugins": {"score": {"enabled": [{"name": "GPUPacking", "weight": 10}]}},
+                "plugins": {
+                    # beyond the seed: Coscheduling, for the bundled gang-scheduled training Job
+                    "multiPoint": {"enabled": [{"name": "Coscheduling"}]},
+                    "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]},
+                    # the seed's GPUPacking score plugin
+                    "score": {"enabled": [{"name": "GPUPacking", "weight": 10}]},
+                },
             }
         ],
     }

@@ -58,7 +58,12 @@ IN_TREE_PLUGINS: dict[str, frozenset[str]] = {
 }
 REMOVED_PLUGINS = frozenset({"AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits"})
 # Out-of-tree plugins gen knows the shape of; others declared by the user may sit anywhere.
-KNOWN_OUT_OF_TREE: dict[str, frozenset[str]] = {"GPUPacking": frozenset({"score"})}
+KNOWN_OUT_OF_TREE: dict[str, frozenset[str]] = {
+    "GPUPacking": frozenset({"score"}),
+    # scheduler-plugins' gang scheduling (pkg/coscheduling): the group's Pods sort together,
+    # wait at Permit until minMember are placed, and are rejected together
+    "Coscheduling": frozenset({"queueSort", "preFilter", "postFilter", "permit", "reserve"}),
+}
 DEFAULT_MULTIPOINT = (
     "SchedulingGates",
     "PrioritySort",

@@ -256,17 +256,35 @@ def _gpu(policy: Policy, target: Target) -> dict[str, Any]:
     affinity = gpu_affinity(gpu, target)
     if affinity:
         derived["affinity"] = affinity
+    if "service" in spec:
+        derived["subdomain"] = policy.name  # <hostname>.<headless service>: each rank has a name
     pod = podspec.pod_spec(derived, spec.get("pod", {}), [container])
     if spec["workloadKind"] == "Pod":
         return {"podspec": pod}
     template: dict[str, Any] = {"metadata": {"labels": pod_labels(policy)}, "spec": pod}
+    if "gang" in spec:
+        template["metadata"]["labels"] = {**pod_labels(policy), POD_GROUP_LABEL: policy.name}
     if spec["podAnnotations"]:
         template["metadata"]["annotations"] = spec["podAnnotations"]
     job = job_spec(spec, template)
     if spec["workloadKind"] == "Job":
-        return {"job_spec": job, "sync_annotations": JOB_SYNC_ANNOTATIONS}
+        return {"job_spec": job, "sync_annotations": JOB_SYNC_ANNOTATIONS, "pod_group": pod_group(spec)}
     return {
         "cronjob_spec": {**spec["cronJob"], "jobTemplate": {"metadata": {"labels": pod_labels(policy)}, "spec": job}}
+    }
+
+
+POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"  # Coscheduling finds a Pod's gang by it
+
+
+def pod_group(spec: dict[str, Any]) -> dict[str, Any]:
+    """The PodGroup's spec: minMember (default: the Job's parallelism) and the timeout."""
+    gang = spec.get("gang")
+    if gang is None:
+        return {}
+    return {
+        "minMember": gang.get("minMember", spec["job"].get("parallelism", 1)),
+        **{k: v for k, v in gang.items() if k != "minMember"},
     }
 
 

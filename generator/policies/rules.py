@@ -143,6 +143,80 @@ def gpu_rules(target: Target) -> Iterator[Problem]:
             )
 
 
+# The extension points Coscheduling must run at to gang Pods, when not enabled at multiPoint.
+COSCHEDULING_POINTS = ("queueSort", "preFilter", "permit")
+
+
+def _coscheduling_enabled(profile: dict[str, Any]) -> bool:
+    plugins = profile.get("plugins") or {}
+
+    def enabled(point: str) -> bool:
+        return any(p.get("name") == "Coscheduling" for p in (plugins.get(point) or {}).get("enabled") or [])
+
+    return enabled("multiPoint") or all(enabled(point) for point in COSCHEDULING_POINTS)
+
+
+def gang_rules(target: Target) -> Iterator[Problem]:
+    """A gang needs a Job of several Pods, and a scheduler that runs Coscheduling."""
+    profiles = {
+        p.get("schedulerName", "default-scheduler"): (s, p)
+        for s in target.of_kind("Scheduler")
+        for p in context.scheduler_profiles(s)
+    }
+    for policy in target.of_kind("GpuWorkload"):
+        spec, gang = policy.spec, policy.spec.get("gang")
+        if gang is None:
+            continue
+        parallelism = spec["job"].get("parallelism", 1)
+        if spec["workloadKind"] != "Job":
+            yield policy.problem(
+                ("gang",),
+                "gpu-gang",
+                f"a gang schedules the Pods of a Job together; a {spec['workloadKind']} has nothing to gang",
+                hint="set workloadKind: Job with job.parallelism above 1, or remove gang",
+                key=True,
+            )
+        elif parallelism <= 1:
+            yield policy.problem(
+                ("gang",),
+                "gpu-gang",
+                f"a gang of {parallelism} Pod: job.parallelism must be above 1",
+                hint="set job.parallelism to the number of Pods that must start together",
+                key=True,
+            )
+        elif gang.get("minMember", parallelism) > parallelism:
+            yield policy.problem(
+                ("gang", "minMember"),
+                "gpu-gang",
+                f"minMember {gang['minMember']} is above job.parallelism {parallelism}: the group could never start",
+                hint=f"at most {parallelism}",
+            )
+        name = spec["schedulerName"]
+        if name not in profiles:
+            yield policy.problem(
+                ("schedulerName",),
+                "gpu-gang",
+                f"{name} does not run Coscheduling: the gang's Pods would be scheduled one by one",
+                hint="schedule gangs with a Scheduler policy whose profile enables Coscheduling",
+            )
+            continue
+        scheduler, profile = profiles[name]
+        if not _coscheduling_enabled(profile):
+            yield policy.problem(
+                ("schedulerName",),
+                "gpu-gang",
+                f"profile {name!r} of Scheduler {scheduler.name!r} does not enable Coscheduling",
+                hint="enable it at multiPoint, and make it the queueSort plugin (disable '*' there)",
+            )
+        elif "Coscheduling" not in scheduler.spec["outOfTreePlugins"]:
+            yield policy.problem(
+                ("schedulerName",),
+                "gpu-gang",
+                f"Scheduler {scheduler.name!r} does not list Coscheduling in outOfTreePlugins",
+                hint="list it, with an image that registers scheduler-plugins' Coscheduling",
+            )
+
+
 # The JobSpec fields a GpuWorkload also takes at spec level, as shorthands.
 _JOB_SHORTHANDS = ("backoffLimit", "ttlSecondsAfterFinished")
 
@@ -388,6 +462,7 @@ def manifests_rules(target: Target) -> Iterator[Problem]:
 RULES: tuple[Callable[[Target], Iterator[Problem]], ...] = (
     scheduler_rules,
     gpu_rules,
+    gang_rules,
     cost_rules,
     autoscaling_rules,
     pod_rules,

@@ -272,11 +272,13 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
         "scheduler/service.yaml.j2",
         "scheduler/clusterrole-metrics.yaml.j2",
         "scheduler/clusterrolebinding-metrics.yaml.j2",
+        "scheduler/clusterrole-podgroups.yaml.j2",
+        "scheduler/clusterrolebinding-podgroups.yaml.j2",
         "scheduler/servicemonitor.yaml.j2",
         "scheduler/configmap-dashboard.yaml.j2",
         "scheduler/prometheusrule.yaml.j2",
     ),
-    "GpuWorkload": ("gpuworkload/workload.yaml.j2",),
+    "GpuWorkload": ("gpuworkload/workload.yaml.j2", "gpuworkload/podgroup.yaml.j2", "gpuworkload/service.yaml.j2"),
     "ReplicatedService": (
         "replicatedservice/deployment.yaml.j2",
         "replicatedservice/horizontalpodautoscaler.yaml.j2",
@@ -296,6 +298,8 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
 # costs a dict lookup; rendering a template only to find it empty cost about 30 µs each, a
 # sixth of a ReplicatedService's render.
 WHEN_SPEC_HAS: dict[str, str] = {
+    "gpuworkload/podgroup.yaml.j2": "gang",
+    "gpuworkload/service.yaml.j2": "service",
     "replicatedservice/horizontalpodautoscaler.yaml.j2": "autoscaling",
     "replicatedservice/service.yaml.j2": "service",
     "replicatedservice/poddisruptionbudget.yaml.j2": "disruptionBudget",
@@ -348,7 +352,9 @@ def _origins(policy: Policy, obj: dict[str, Any]) -> list[tuple[Path, Path]]:
     written = policy.doc.data.get("spec") or {}
     kind = str(obj.get("kind"))
     found: list[tuple[Path, Path]] = []
-    if (policy.kind, kind) == ("ReplicatedService", "Deployment") or policy.kind == "GpuWorkload":
+    if (policy.kind, kind) == ("ReplicatedService", "Deployment") or (
+        policy.kind == "GpuWorkload" and kind in POD_SPEC_PATHS
+    ):
         pod: Path = POD_SPEC_PATHS[kind]
         fields, at = (
             (written, ("spec",))
@@ -371,6 +377,8 @@ def _origins(policy: Policy, obj: dict[str, Any]) -> list[tuple[Path, Path]]:
                 ("spec", "service", "ports") if "ports" in (written.get("service") or {}) else ("spec", "ports"),
             )
         )
+    elif (policy.kind, kind) == ("GpuWorkload", "PodGroup"):
+        found.append((("spec",), ("spec", "gang")))
     elif (policy.kind, kind) == ("ReplicatedService", "PodDisruptionBudget"):
         found.append((("spec",), ("spec", "disruptionBudget")))
     elif (policy.kind, kind) == ("ReplicatedService", "HorizontalPodAutoscaler"):
