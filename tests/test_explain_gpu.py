@@ -75,7 +75,7 @@ def explain(gen: Callable[..., Run], tmp_path: Path, nodes: object, *extra: str 
     result = gen(
         "explain", "gpu", "--workload", "gpu-reservation-demo", "--nodes", path, "--format", "json", *extra, POLICIES
     )
-    rows = {row["node"]: row for row in json.loads(result.out)} if result.out else {}
+    rows = {row["node"]: row for row in json.loads(result.out)["placements"]} if result.out else {}
     return result, rows
 
 
@@ -277,7 +277,7 @@ def test_explain_gpu_applies_kube_schedulers_filters(gen: Callable[..., Run], tm
     nodes = tmp_path / "nodes.yaml"
     nodes.write_text(SCHEDULER_FILTER_NODES)
     result = gen("explain", "gpu", "--workload", "resnet-train", "--nodes", nodes, "--format", "json", POLICIES)
-    rows = {row["node"]: row for row in json.loads(result.out)}
+    rows = {row["node"]: row for row in json.loads(result.out)["placements"]}
     assert result.code == 0, result.err
     assert rows["fits"]["feasible"] and rows["prefer-no-schedule"]["feasible"]  # PreferNoSchedule never filters
     assert rows["no-execute"]["reason"] == "TaintToleration: untolerated taint dedicated=inference:NoExecute"

@@ -1,4 +1,5 @@
-"""`gen explain gpu`: where each GpuWorkload can run and how GPUPacking scores each node."""
+"""`gen explain gpu`: where each GPU workload can run, how GPUPacking scores each node, and how many
+replicas of a GPU service or members of a gang fit."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 from generator import pipeline
 from generator.errors import GeneratorError
 from generator.kube.scope import POD_SPEC_PATHS
+from generator.policies import context
 from generator.policies.policy import Policy
 from generator.preview import gpu
 from generator.preview.cost import SampleError, current_time
@@ -31,8 +33,48 @@ def _gpu_pods(policy_dir: Path, targets: tuple[str, ...]) -> tuple[list[tuple[gp
             pod_spec: Any = manifest.obj
             for key in POD_SPEC_PATHS[manifest.kind]:
                 pod_spec = pod_spec[key]
-            found[policy.name] = (gpu.GpuPod(policy.name, policy.spec["gpu"]["resource"], pod_spec), policy)
+            found[policy.name] = (_gpu_pod(policy, pod_spec), policy)
     return [found[name] for name in sorted(found)], problems
+
+
+def _gpu_pod(policy: Policy, pod_spec: Any) -> gpu.GpuPod:
+    """The rendered Pod, with how many of it a service (replicas or the HPA's bounds) or a gang
+    (its minMember) must and may run."""
+    spec, resource = policy.spec, policy.spec["gpu"]["resource"]
+    if policy.kind == "ReplicatedService":
+        scaling = spec.get("autoscaling")
+        floor = scaling["minReplicas"] if scaling else spec["replicas"]
+        ceiling = scaling["maxReplicas"] if scaling else floor
+        spread = spec["placement"]["spreadAcrossNodes"] == "required"
+        return gpu.GpuPod(policy.name, resource, pod_spec, policy.kind, floor, max(floor, ceiling), spread)
+    if "gang" in spec and spec["workloadKind"] == "Job":
+        members = context.pod_group(spec)["minMember"]
+        return gpu.GpuPod(policy.name, resource, pod_spec, policy.kind, members, members, gang=True)
+    return gpu.GpuPod(policy.name, resource, pod_spec, policy.kind)
+
+
+def _capacity_problems(policy: Policy, fit: gpu.Capacity) -> list[Problem]:
+    """A floor or a gang that cannot be placed never works: an error; a ceiling short, a warning."""
+    if fit.gang and fit.fit_floor < fit.floor:
+        at: tuple[str, ...] = ("gang",)
+        message = f"the gang of {fit.floor} cannot start: only {fit.fit_floor} members fit in the inventory"
+    elif fit.fit_floor < fit.floor:
+        at = ("autoscaling", "minReplicas") if "autoscaling" in policy.spec else ("replicas",)
+        message = f"only {fit.fit_floor} of the {fit.floor} replicas it always runs fit in the inventory"
+    elif fit.fit_ceiling < fit.ceiling:
+        return [
+            policy.problem(
+                ("autoscaling", "maxReplicas"),
+                "gpu-capacity-ceiling",
+                f"only {fit.fit_ceiling} of up to {fit.ceiling} replicas fit: the HPA's last "
+                f"{fit.ceiling - fit.fit_ceiling} would stay Pending",
+                severity=Severity.WARNING,
+                hint="add GPU nodes, or lower maxReplicas to what the cluster holds",
+            )
+        ]
+    else:
+        return []
+    return [policy.problem(at, "gpu-capacity", message, hint="the capacity lines of the report say where each fits")]
 
 
 def _table(rows: list[gpu.Placement]) -> str:
@@ -86,7 +128,7 @@ def run(
     if only and not has_errors(problems):
         known = {pod.name for pod, _ in workloads}
         if missing := sorted(set(only) - known):
-            raise GeneratorError(f"no GpuWorkload {', '.join(missing)}; known: {', '.join(sorted(known)) or 'none'}")
+            raise GeneratorError(f"no GPU workload {', '.join(missing)}; known: {', '.join(sorted(known)) or 'none'}")
         workloads = [(pod, policy) for pod, policy in workloads if pod.name in only]
     if has_errors(problems):
         report(problems, "text", sys.stderr)
@@ -94,15 +136,19 @@ def run(
 
     problems += sample_problems
     rows: list[gpu.Placement] = []
+    fits: list[gpu.Capacity] = []
     for pod, policy in workloads:
         placements = gpu.explain(pod, nodes, utilization)
         rows += placements
+        if pod.floor:
+            fits.append(gpu.capacity(pod, nodes, placements))
+            problems += _capacity_problems(policy, fits[-1])
         if not any(p.feasible for p in placements):
             problems.append(
                 policy.doc.problem(
                     ("metadata", "name"),
                     "gpu-unschedulable",
-                    f"no node in the inventory can hold GpuWorkload {pod.name!r}",
+                    f"no node in the inventory can hold {policy.kind} {pod.name!r}",
                     hint="check the model/memory labels and free GPUs in the reasons",
                 )
             )
@@ -112,9 +158,13 @@ def run(
             if p.feasible and p.score is None
         }
     if fmt == "json":
-        print(json.dumps([r.as_dict() for r in rows], indent=2))
+        print(
+            json.dumps({"placements": [r.as_dict() for r in rows], "capacity": [f.as_dict() for f in fits]}, indent=2)
+        )
     else:
         sys.stdout.write(_table(rows))
+        if fits:
+            sys.stdout.write("\n" + "".join(f.summary() + "\n" for f in fits))
     if problems:
         report(problems, "text", sys.stderr)
     return exit_code(problems)

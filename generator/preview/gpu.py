@@ -309,13 +309,11 @@ def _requirement_mismatch(expr: Mapping[str, Any], value: str | None, what: str)
     op, values = expr.get("operator"), list(expr.get("values") or [])
     key = expr.get("key")
     if op == "In":
-        return (
-            None
-            if value in values
-            else f"{what} {key}={value!r} is not in {values}"
-            if value is not None
-            else f"{what} {key} is missing"
-        )
+        if value in values:
+            return None
+        if value is None:
+            return f"{what} {key} is missing"
+        return f"{what} {key}={value!r} is not in {values}{gfd_naming_hint(value, values)}"
     if op == "NotIn":
         return f"{what} {key}={value!r} is excluded" if value is not None and value in values else None
     if op == "Exists":
@@ -334,6 +332,22 @@ def _requirement_mismatch(expr: Mapping[str, Any], value: str | None, what: str)
         ok = have > bound if op == "Gt" else have < bound
         return None if ok else f"{what} {key}={value} is not {'greater' if op == 'Gt' else 'less'} than {bound}"
     return f"unknown operator {op!r}"
+
+
+SHARED_SUFFIX = "-SHARED"  # GPU Feature Discovery's product label on time-sliced GPUs
+
+
+def gfd_naming_hint(value: str, asked: list[str]) -> str:
+    """When a node's model label differs from an asked model only by GPU Feature Discovery's
+    conventions (the full product name, the suffix time-slicing adds), say so."""
+    whole = value.removesuffix(SHARED_SUFFIX)
+    if whole in asked:
+        return f" (GPU Feature Discovery marks time-sliced GPUs {SHARED_SUFFIX}: list {value!r} to accept shared ones)"
+    parts = whole.upper().split("-")
+    for model in asked:
+        if model.upper() in parts:
+            return f" (GPU Feature Discovery names the full product: list {whole!r}, not {model!r})"
+    return ""
 
 
 def _term_mismatch(term: Mapping[str, Any], node: Node) -> str | None:
@@ -497,11 +511,128 @@ def blended_score(packing: int, utilization: Decimal) -> int:
 
 @dataclass(frozen=True)
 class GpuPod:
-    """A rendered GPU workload: its name, GPU resource and Pod spec."""
+    """A rendered GPU workload: its name, GPU resource and Pod spec; for a service or a gang,
+    how many of its Pods must run (floor) and may run (ceiling), and whether no two may share a
+    node (required anti-affinity on the hostname)."""
 
     name: str
     resource: str
     spec: Mapping[str, Any]
+    kind: str = "GpuWorkload"
+    floor: int = 0  # 0: a single Pod, no capacity preview
+    ceiling: int = 0
+    one_per_node: bool = False
+    gang: bool = False
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """How many of a workload's Pods fit, placed one at a time as kube-scheduler would."""
+
+    workload: str
+    kind: str
+    floor: int
+    ceiling: int
+    placed: list[tuple[str, int]]  # the floor's placement: node, Pods on it
+    fit_floor: int
+    fit_ceiling: int
+    gang: bool
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "workload": self.workload,
+            "kind": self.kind,
+            "floor": self.floor,
+            "ceiling": self.ceiling,
+            "placed": [{"node": node, "replicas": count} for node, count in self.placed],
+            "fit_floor": self.fit_floor,
+            "fit_ceiling": self.fit_ceiling,
+        }
+
+    def summary(self) -> str:
+        """One line for people, e.g. `inference: min 2 placed (a ×1, b ×1); max 6: 4 fit, 2 would stay Pending`."""
+        where = ", ".join(f"{node} ×{count}" for node, count in self.placed)
+        if self.gang:
+            if self.fit_floor == self.floor:
+                return f"{self.workload}: gang of {self.floor} placed ({where})"
+            return (
+                f"{self.workload}: gang of {self.floor} cannot start: only {self.fit_floor} members fit, so none starts"
+            )
+        if self.fit_floor < self.floor:
+            short = self.floor - self.fit_floor
+            line = f"{self.workload}: min {self.floor}: only {self.fit_floor} fit ({where or 'nowhere'})"
+            return f"{line} — {short} replica{'s' if short > 1 else ''} would stay Pending"
+        line = f"{self.workload}: min {self.floor} placed ({where})"
+        if self.ceiling == self.floor:
+            return line
+        if self.fit_ceiling == self.ceiling:
+            return f"{line}; max {self.ceiling}: all fit"
+        short = self.ceiling - self.fit_ceiling
+        return (
+            f"{line}; max {self.ceiling}: {self.fit_ceiling} fit — {short} replica{'s' if short > 1 else ''}"
+            " would stay Pending"
+        )
+
+
+def place(pod: GpuPod, nodes: Iterable[Node], feasible: Iterable[str], count: int) -> list[str]:
+    """Where count Pods of pod land, one at a time: among the nodes that passed the filters for
+    one Pod, those whose free GPUs, CPU, memory, ephemeral storage and Pod slots still hold it
+    (and, with one_per_node, that hold none yet), the highest GPUPacking score, ties by node
+    name; each placement takes its resources from the node. Stops at the first Pod that fits
+    nowhere, as kube-scheduler leaves it Pending."""
+    requests = pod_requests(pod.spec)
+    wanted = {name: requests[name] for name in (pod.resource, *FIT_RESOURCES) if requests.get(name)}
+    wanted["pods"] = Decimal(1)
+    allowed = set(feasible)
+    free: dict[str, dict[str, Decimal]] = {}
+    for node in nodes:
+        if node.name in allowed:
+            free[node.name] = {
+                name: node.allocatable[name] - node.requested.get(name, Decimal(0))
+                for name in wanted
+                if name in node.allocatable or name == pod.resource
+            }
+            free[node.name].setdefault(pod.resource, Decimal(0))
+    gpus = wanted.get(pod.resource, Decimal(0))
+    placed: list[str] = []
+    for _ in range(count):
+        best: tuple[int, str] | None = None
+        for name in sorted(free):
+            left = free[name]
+            if pod.one_per_node and name in placed:
+                continue
+            if any(amount > left[res] for res, amount in wanted.items() if res in left):
+                continue
+            score = packing_score(int(left[pod.resource]), 0, int(gpus))
+            if best is None or score > best[0]:
+                best = (score, name)
+        if best is None:
+            break
+        placed.append(best[1])
+        for res, amount in wanted.items():
+            if res in free[best[1]]:
+                free[best[1]][res] -= amount
+    return placed
+
+
+def capacity(pod: GpuPod, nodes: list[Node], rows: list[Placement]) -> Capacity:
+    """The floor's and the ceiling's placement of a service or gang."""
+    feasible = [row.node for row in rows if row.feasible]
+    placed = place(pod, nodes, feasible, max(pod.floor, pod.ceiling))
+    floor = placed[: pod.floor]
+    counts: dict[str, int] = {}
+    for node in floor:
+        counts[node] = counts.get(node, 0) + 1
+    return Capacity(
+        pod.name,
+        pod.kind,
+        pod.floor,
+        pod.ceiling,
+        sorted(counts.items()),
+        len(floor),
+        min(len(placed), pod.ceiling),
+        pod.gang,
+    )
 
 
 def explain(
