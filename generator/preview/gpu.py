@@ -550,7 +550,7 @@ class Capacity:
         }
 
     def summary(self) -> str:
-        """One line for people, e.g. `inference: min 2 placed (a ×1, b ×1); max 6: 4 fit, 2 would stay Pending`."""
+        """One line for people: how many fit at the floor and the ceiling, and where the floor went."""
         where = ", ".join(f"{node} ×{count}" for node, count in self.placed)
         if self.gang:
             if self.fit_floor == self.floor:
