@@ -1,7 +1,7 @@
 """Benchmark gen on synthetic repositories; prints medians and ratios against baselines run alongside.
 
     python3 benchmarks/bench.py [--sizes 100,1000,10000] [--runs 3] [--baseline-files 200] [--kapitan PATH]
-                                [--work DIR] [--venv DIR] [--manifests 1000]
+                                [--work DIR] [--venv DIR] [--manifests 1000] [--explain-nodes 1000]
 
 gen is measured as users get it: `pip install .` into a virtual environment of its own
 (--venv, default .venv-bench, refreshed from this tree on every run), never the editable
@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kapitan_repo import make_kapitan_repo
-from synthetic import make_manifests_repo, make_repo
+from synthetic import make_gpu_repo, make_manifests_repo, make_repo
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / ".venv-bench" / "bin"  # set by main() to the environment it installs gen into
@@ -203,6 +203,20 @@ def bench_manifests(objects: int, runs: int, work: Path) -> None:
     )
 
 
+def bench_explain(nodes: int, policies: int, runs: int, work: Path) -> None:
+    """`gen explain gpu` of GPU services and gangs over a large inventory: every policy judged
+    on every node, then its replicas or members placed one at a time."""
+    root = work / f"explain-{nodes}"
+    directory, inventory = make_gpu_repo(root, nodes, policies)
+    gen = BIN / "gen"
+    explain = median([gen, "explain", "gpu", "--nodes", inventory, "--format", "json", directory], runs)
+    render = median([gen, "render", directory, "--out", root / "deploy"], runs)
+    print(
+        f"\ngen explain gpu, {policies} GPU policies over {nodes} nodes: {explain.seconds:.2f} s"
+        f" (peak {explain.peak_mib:.0f} MiB); gen render of the same policies {render.seconds:.2f} s"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="100,1000,10000")
@@ -216,6 +230,7 @@ def main() -> None:
     )
     parser.add_argument("--venv", type=Path, default=ROOT / ".venv-bench", help="where to pip install gen")
     parser.add_argument("--manifests", type=int, default=1000, help="raw objects of the Manifests benchmark (0: skip)")
+    parser.add_argument("--explain-nodes", type=int, default=1000, help="inventory of the explain benchmark (0: skip)")
     args = parser.parse_args()
     global BIN
     BIN = install(args.venv.absolute())
@@ -225,6 +240,8 @@ def main() -> None:
         bench_lint(args.runs, Path(tmp))
         if args.manifests:
             bench_manifests(args.manifests, args.runs, Path(tmp))
+        if args.explain_nodes:
+            bench_explain(args.explain_nodes, 100, args.runs, Path(tmp))
         for size in (int(s) for s in args.sizes.split(",")):
             bench_size(size, args.runs, args.baseline_files, kapitan, Path(tmp))
 

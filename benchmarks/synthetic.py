@@ -141,3 +141,88 @@ def make_manifests_repo(root: Path, objects: int) -> Path:
     for i in range(objects // 4):
         (manifests / f"app-{i:05d}.yaml").write_text(RAW.format(i=i))
     return policies
+
+
+GPU_SCHEDULER = """\
+apiVersion: gen/v1alpha1
+kind: Scheduler
+metadata:
+  name: gpu-scheduler
+spec:
+  namespace: gpu-scheduler
+  image: registry.example.com/gpu-scheduler:v1
+  outOfTreePlugins: [GPUPacking, Coscheduling]
+  profiles:
+  - schedulerName: gpu-scheduler
+    plugins:
+      multiPoint:
+        enabled: [{name: Coscheduling}]
+      queueSort:
+        enabled: [{name: Coscheduling}]
+        disabled: [{name: "*"}]
+      score:
+        enabled: [{name: GPUPacking, weight: 10}]
+"""
+
+GPU_SERVICE = """\
+apiVersion: gen/v1alpha1
+kind: ReplicatedService
+metadata:
+  name: infer-{i:03d}
+spec:
+  namespace: inference
+  schedulerName: gpu-scheduler
+  image: registry.example.com/infer:v1
+  gpu: {{count: {count}, models: [{model}], minMemoryMiB: 40960, labels: nvidia-gfd}}
+  resources:
+    requests: {{cpu: "4", memory: 32Gi}}
+  autoscaling:
+    minReplicas: 2
+    maxReplicas: 8
+    metrics:
+    - type: Pods
+      pods: {{metric: {{name: queue}}, target: {{type: AverageValue, averageValue: "4"}}}}
+"""
+
+GPU_GANG = """\
+apiVersion: gen/v1alpha1
+kind: GpuWorkload
+metadata:
+  name: train-{i:03d}
+spec:
+  namespace: ml
+  workloadKind: Job
+  schedulerName: gpu-scheduler
+  restartPolicy: Never
+  job: {{completionMode: Indexed, completions: 4, parallelism: 4}}
+  gang: {{}}
+  gpu: {{count: 8, models: [{model}], labels: nvidia-gfd}}
+  container: {{image: registry.example.com/train:v1}}
+"""
+
+GPU_MODELS = ("NVIDIA-A100-SXM4-80GB", "NVIDIA-H100-80GB-HBM3", "NVIDIA-L40S")
+
+
+def make_gpu_repo(root: Path, nodes: int, policies: int) -> tuple[Path, Path]:
+    """`policies` GPU policies (services with an HPA, and four-member gangs, half each) and an
+    inventory of `nodes` GPU nodes labelled as GPU Feature Discovery labels them, partly used;
+    returns the policy directory and the inventory file."""
+    directory = root / "policies"
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "scheduler.yaml").write_text(GPU_SCHEDULER)
+    for i in range(policies):
+        model = GPU_MODELS[i % len(GPU_MODELS)]
+        text = GPU_SERVICE.format(i=i, count=1 + i % 2, model=model) if i % 2 else GPU_GANG.format(i=i, model=model)
+        (directory / f"gpu-{i:03d}.yaml").write_text(text)
+    lines = []
+    for n in range(nodes):
+        model = GPU_MODELS[n % len(GPU_MODELS)]
+        lines += [
+            f"- name: gpu-node-{n:04d}",
+            f"  labels: {{nvidia.com/gpu.product: {model}, nvidia.com/gpu.memory: '81920'}}",
+            "  allocatable: {nvidia.com/gpu: 8, cpu: '96', memory: 1000Gi, pods: 110}",
+            f"  requested: {{nvidia.com/gpu: {n // 3 % 9}, cpu: '{n % 40}', memory: {n % 500}Gi, pods: {n % 30}}}",
+        ]
+    inventory = root / "nodes.yaml"
+    inventory.write_text("\n".join(lines) + "\n")
+    return directory, inventory

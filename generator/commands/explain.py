@@ -142,7 +142,8 @@ def run(
         rows += placements
         if pod.floor:
             fits.append(gpu.capacity(pod, nodes, placements))
-            problems += _capacity_problems(policy, fits[-1])
+            if any(p.feasible for p in placements):  # else gpu-unschedulable below says it already
+                problems += _capacity_problems(policy, fits[-1])
         if not any(p.feasible for p in placements):
             problems.append(
                 policy.doc.problem(
@@ -158,9 +159,8 @@ def run(
             if p.feasible and p.score is None
         }
     if fmt == "json":
-        print(
-            json.dumps({"placements": [r.as_dict() for r in rows], "capacity": [f.as_dict() for f in fits]}, indent=2)
-        )
+        # one line: Python's indenting encoder is pure Python, ten times slower over a large inventory
+        print(json.dumps({"placements": [r.as_dict() for r in rows], "capacity": [f.as_dict() for f in fits]}))
     else:
         sys.stdout.write(_table(rows))
         if fits:

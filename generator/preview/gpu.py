@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -40,6 +41,12 @@ class Node:
     path: Path_ = ()
     taints: list[dict[str, str]] = field(default_factory=list)
     unschedulable: bool = False
+
+    @cached_property
+    def shape(self) -> tuple[object, ...]:
+        """What the placement filters read of the node: equal for the nodes of one node group."""
+        taints = tuple(tuple(sorted(t.items())) for t in self.taints)
+        return (tuple(sorted(self.labels.items())), taints, self.unschedulable)
 
 
 @dataclass(frozen=True)
@@ -407,6 +414,12 @@ UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "value": "", "
 def filter_failures(spec: Mapping[str, Any], node: Node, extra: Mapping[str, Decimal]) -> list[str]:
     """kube-scheduler's filters that reject node, in its order, each naming what failed.
     extra: the Pod's requests gen checks with NodeResourcesFit beyond the GPU (CPU, memory)."""
+    return placement_failures(spec, node) + fit_failures(node, extra)
+
+
+def placement_failures(spec: Mapping[str, Any], node: Node) -> list[str]:
+    """The filters that read only the node's labels, taints and cordon: NodeUnschedulable,
+    TaintToleration, NodeAffinity. Nodes of one node group share their answer."""
     tolerations = [t for t in spec.get("tolerations") or [] if isinstance(t, Mapping)]
     failures = []
     if node.unschedulable and not any(tolerates(t, UNSCHEDULABLE_TAINT) for t in tolerations):
@@ -419,6 +432,12 @@ def filter_failures(spec: Mapping[str, Any], node: Node, extra: Mapping[str, Dec
     mismatch = affinity_mismatch(spec, node)
     if mismatch:
         failures.append(f"NodeAffinity: {mismatch}")
+    return failures
+
+
+def fit_failures(node: Node, extra: Mapping[str, Decimal]) -> list[str]:
+    """NodeResourcesFit for the resources the inventory states, beyond the GPU."""
+    failures = []
     for name, amount in sorted(extra.items()):
         if name in node.allocatable:
             free = node.allocatable[name] - node.requested.get(name, Decimal(0))
@@ -595,9 +614,10 @@ def place(pod: GpuPod, nodes: Iterable[Node], feasible: Iterable[str], count: in
             free[node.name].setdefault(pod.resource, Decimal(0))
     gpus = wanted.get(pod.resource, Decimal(0))
     placed: list[str] = []
+    candidates = sorted(free)
     for _ in range(count):
         best: tuple[int, str] | None = None
-        for name in sorted(free):
+        for name in candidates:
             left = free[name]
             if pod.one_per_node and name in placed:
                 continue
@@ -642,8 +662,12 @@ def explain(
     needed = _whole(requests.get(pod.resource, Decimal(0)), f"{pod.name} requests")
     others = {name: requests[name] for name in FIT_RESOURCES if requests.get(name)} | {"pods": Decimal(1)}
     rows = []
+    judged: dict[tuple[object, ...], list[str]] = {}
     for node in nodes:
-        reasons = filter_failures(pod.spec, node, others)
+        placement = judged.get(node.shape)
+        if placement is None:
+            placement = judged[node.shape] = placement_failures(pod.spec, node)
+        reasons = placement + fit_failures(node, others)
         try:
             allocatable = _whole(node.allocatable.get(pod.resource, Decimal(0)), f"allocatable {pod.resource}")
             requested = _whole(node.requested.get(pod.resource, Decimal(0)), f"requested {pod.resource}")

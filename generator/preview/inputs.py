@@ -74,4 +74,4 @@ def read_input(path: Path) -> tuple[InputFile | None, list[Problem]]:
         return None, [
             Problem(name, 1, 1, "input-documents", Severity.ERROR, f"expected one document, found {len(docs)}")
         ]
-    return InputFile(name, docs[0].data, text, docs[0].source), []
+    return InputFile(name, docs[0].data, text), []  # positions only when a finding needs one
