@@ -82,7 +82,9 @@ def lint_cmd(
 
 @app.command("validate")
 def validate_cmd(
-    paths: Annotated[list[Path], typer.Argument(help="Manifest files or directories.")],
+    paths: Annotated[
+        list[Path] | None, typer.Argument(help="Manifest files or directories (default: the current directory).")
+    ] = None,
     kubernetes_version: Annotated[
         list[str] | None,
         typer.Option(
@@ -103,7 +105,7 @@ def validate_cmd(
     from generator.kube.api_versions import DEFAULT_VERSION
 
     versions = tuple(kubernetes_version or (DEFAULT_VERSION,))
-    raise typer.Exit(validate.run(tuple(paths), versions, tuple(plugin or ()), fmt.value, strict))
+    raise typer.Exit(validate.run(tuple(paths or (Path("."),)), versions, tuple(plugin or ()), fmt.value, strict))
 
 
 @app.command("schema")
@@ -162,7 +164,7 @@ def explain_scale_down_cmd(
     pods: Annotated[Path, typer.Option("--pods", help="`kubectl get pods -o json` output ('-' = stdin).")],
     deployment: Annotated[str, typer.Option("--deployment", help="The Deployment that scales down.")],
     to: Annotated[
-        int | None, typer.Option("--to", help="Replicas after the scale-down [default: the HPA's minReplicas].")
+        int | None, typer.Option("--to", help="Replicas after the scale-down (default: the HPA's minReplicas).")
     ] = None,
     namespace: Annotated[str | None, typer.Option("--namespace", help="The Deployment's namespace.")] = None,
     now: Annotated[str | None, typer.Option("--now", help="Current time (ISO 8601 with timezone).")] = None,
@@ -186,7 +188,7 @@ def explain_scale_down_cmd(
 def cost_cmd(
     sample: Annotated[Path, typer.Option("--sample", help="One metrics sample of a Pod, JSON or YAML ('-' = stdin).")],
     policy_dir: Annotated[
-        Path | None, typer.Argument(help="Policy directory with a DeletionCostPolicy [default: policies, if present].")
+        Path | None, typer.Argument(help="Policy directory with a DeletionCostPolicy (default: policies/, if present).")
     ] = None,
     now: Annotated[str | None, typer.Option("--now", help="Current time (ISO 8601 with timezone).")] = None,
     last_cost: Annotated[

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import edit, tree
+from tests.conftest import POLICIES, edit, tree
 
 
 def test_check_is_clean_after_render_and_names_drift(gen, policy_copy: Path, tmp_path: Path) -> None:
@@ -140,9 +140,53 @@ def test_diff_writes_nothing(gen, policy_copy: Path, tmp_path: Path) -> None:
     out = tmp_path / "deploy"
     assert gen("render", policy_copy, "--out", out).code == 0
     before = tree(out)
+    clean = gen("render", policy_copy, "--out", out, "--diff")
+    assert clean.code == 0 and clean.out == ""  # nothing to change: exit 0, like diff
     edit(policy_copy / "data-processor.yaml", "replicas: 5", "replicas: 6")
     run = gen("render", policy_copy, "--out", out, "--diff")
-    assert run.code == 0 and "-  replicas: 5" in run.out and "+  replicas: 6" in run.out
+    assert run.code == 1 and "-  replicas: 5" in run.out and "+  replicas: 6" in run.out  # differences: exit 1
+    assert tree(out) == before
+
+
+@pytest.mark.parametrize("kind", ["file", "symlink-to-file", "symlink-to-directory", "dangling-symlink"])
+def test_out_naming_anything_but_a_directory_is_a_usage_error(gen, tmp_path: Path, kind: str) -> None:
+    """The user's file keeps its bytes: nothing is moved aside, nothing is created beside it."""
+    precious = tmp_path / "notes.txt"
+    precious.write_bytes(b"my notes\n")
+    (tmp_path / "dir").mkdir()
+    out = tmp_path / "out"
+    if kind == "file":
+        out = precious
+    else:
+        out.symlink_to(
+            {"symlink-to-file": precious, "symlink-to-directory": tmp_path / "dir"}.get(kind, tmp_path / "gone")
+        )
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for mode in ((), ("--check",), ("--diff",)):
+        run = gen("render", POLICIES, "--out", out, *mode)
+        assert run.code == 2 and "--out" in run.err and "PosixPath" not in run.err, run.err
+    assert precious.read_bytes() == b"my notes\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert not any((tmp_path / "dir").iterdir())
+
+
+def test_an_out_directory_gen_may_not_write_is_an_error_that_changes_nothing(gen, tmp_path: Path, monkeypatch) -> None:
+    """A read-only file system or directory: the write fails as the kernel says, nothing changes."""
+    import os
+
+    out = tmp_path / "deploy"
+    assert gen("render", POLICIES, "--out", out).code == 0
+    before = tree(out)
+    real_mkdir = Path.mkdir
+
+    def read_only(self: Path, *args, **kwargs) -> None:
+        if tmp_path in self.parents:
+            raise PermissionError(13, os.strerror(13), str(self))
+        real_mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", read_only)
+    run = gen("render", POLICIES.parent / "examples" / "whole-stack" / "policies", "--out", out)
+    assert run.code == 2 and "could not write" in run.err and "previous output is unchanged" in run.err, run.err
     assert tree(out) == before
 
 

@@ -14,7 +14,7 @@ POD = {
     "apiVersion": "v1",
     "kind": "Pod",
     "metadata": {"name": "p", "namespace": "ns"},
-    "spec": {"containers": [{"name": "c", "image": "busybox", "resources": {"limits": {"nvidia.com/gpu": 1}}}]},
+    "spec": {"containers": [{"name": "c", "image": "busybox:1.37", "resources": {"limits": {"nvidia.com/gpu": 1}}}]},
 }
 
 
@@ -68,7 +68,7 @@ def config(**le) -> dict:
 
 def _container(name: str = "c", requests: dict | None = None, limits: dict | None = None, **extra) -> dict:
     resources = {"limits": {"nvidia.com/gpu": 1, **(limits or {})}, **({"requests": requests} if requests else {})}
-    return {"name": name, "image": "busybox", "resources": resources, **extra}
+    return {"name": name, "image": "busybox:1.37", "resources": resources, **extra}
 
 
 def _spec(**fields) -> dict:
@@ -516,6 +516,8 @@ WARNINGS = {
         {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"token": "x"}},
         "secret-material",
     ),
+    "image-without-tag": (_spec(containers=[{"name": "c", "image": "nginx"}]), "image-tag"),
+    "image-latest": (_spec(containers=[{"name": "c", "image": "ghcr.io/example/web:latest"}]), "image-tag"),
     "insecure-skip-verify": (
         {
             "apiVersion": "monitoring.coreos.com/v1",
@@ -530,6 +532,8 @@ QUIET = {
     "host-users-false": _spec(hostUsers=False),
     "net-bind": pod(securityContext={"capabilities": {"add": ["NET_BIND_SERVICE"], "drop": ["ALL"]}}),
     "rbac-listed": ROLE | {"rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "patch"]}]},
+    "image-with-registry-port-and-tag": _spec(containers=[{"name": "c", "image": "registry:5000/web:1.2"}]),
+    "image-latest-pinned-by-digest": _spec(containers=[{"name": "c", "image": "web:latest@sha256:" + "a" * 64}]),
 }
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from generator import pipeline
+from generator.layout import check_out
 from generator.problems import Problem, Severity, has_errors
 from generator.reporters import report
 
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 
 
 def run(policy_dir: Path, out: Path, targets: tuple[str, ...], check: bool, diff: bool, fmt: str, strict: bool) -> int:
+    check_out(out)  # a usage error before any work, so nothing is touched
     result = pipeline.render(pipeline.RenderOptions(policy_dir, out, targets))
     from generator.render import write
 
@@ -36,7 +38,7 @@ def run(policy_dir: Path, out: Path, targets: tuple[str, ...], check: bool, diff
             write.unified_diff(write.safe_dir(out, plan.reldir), plan.with_manifest(), plan.reldir) for plan in plans
         )
         sys.stdout.write(text)
-        return 0
+        return 1 if text else 0  # like diff and kubectl diff: 1 when there are differences
     with write.output_lock(out):
         write.recover(out)
         changed = write.write_all(out, plans)

@@ -406,10 +406,31 @@ def _check_probes(c: dict[str, Any], path: Path) -> Iterator[Finding]:
             yield _err((*path, field, "successThreshold"), "k8s-probe", "must be 1")
 
 
+def image_tag_problem(image: str) -> str | None:
+    """Why an image reference does not pin what runs: no tag and no digest, or `latest`."""
+    if "@" in image:
+        return None  # a digest pins it, whatever the tag says
+    name = image.rsplit("/", 1)[-1]
+    tag = name.partition(":")[2]
+    if not tag:
+        return f"image {image!r} has no tag: it runs whatever `latest` is when a node pulls it"
+    if tag == "latest":
+        return f"image {image!r} uses the moving tag latest"
+    return None
+
+
 def _check_container_refs(c: dict[str, Any], path: Path, group: str, volumes: set[str]) -> Iterator[Finding]:
     """validateContainers / validateInitContainers / ValidateVolumeMounts / validateEnv: what a
     container refers to, and what only sidecars or only regular containers may set."""
     yield from _check_probes(c, path)
+    image = c.get("image")
+    if isinstance(image, str) and (why := image_tag_problem(image)):
+        yield _warn(
+            (*path, "image"),
+            "image-tag",
+            f"{why}: a rollout or a rescheduled Pod may run other code than was reviewed",
+            "pin a version tag, or a digest (@sha256:...)",
+        )
     mount_paths: set[Any] = set()
     for j, mount in enumerate(c.get("volumeMounts") or []):
         if not isinstance(mount, dict):

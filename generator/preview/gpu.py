@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 from datetime import datetime
 from decimal import Decimal
+from functools import cached_property
 from typing import Any
 
 from generator.kube import names

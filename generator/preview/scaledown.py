@@ -190,7 +190,17 @@ def preview(
         related = [p for p in ours if p.template_hash and p.owner == f"{deployment}-{p.template_hash}"]
         active_sets = sorted({p.owner for p in related if p.active and p.owner})
     if not related:
-        raise PredictionRefused(f"no Pod of Deployment {namespace}/{deployment} in the input")
+        found = sorted(
+            {
+                f"{p.namespace}/{p.owner[: -len(p.template_hash) - 1]}"
+                for p in pods
+                if p.owner and p.template_hash and p.owner.endswith(f"-{p.template_hash}")
+            }
+        )
+        raise PredictionRefused(
+            f"no Pod of Deployment {namespace}/{deployment} in the input; "
+            + (f"Deployments found: {', '.join(found)}" if found else "no Pod in it belongs to a Deployment")
+        )
     if len(active_sets) > 1:
         raise PredictionRefused(
             f"Deployment {namespace}/{deployment} has {len(active_sets)} active ReplicaSets ({', '.join(active_sets)}): "
