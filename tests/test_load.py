@@ -192,6 +192,25 @@ def test_timestamps_and_yaml11_scalars_match_pyyaml() -> None:
     assert parse_yaml(text) == yaml.safe_load(text)
 
 
+def test_files_are_named_from_the_current_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A monorepo: `gen lint infra/gitops/policies` names infra/gitops/policies/c.yaml, so a CI
+    annotation lands on the right file; a path outside the current directory stays absolute."""
+    from generator.yamlio.load import yaml_files
+
+    policies = tmp_path / "infra" / "gitops" / "policies"
+    policies.mkdir(parents=True)
+    (policies / "c.yaml").write_text("a: 1\n")
+    monkeypatch.chdir(tmp_path)
+    assert yaml_files([Path("infra/gitops/policies")])[0][0][1] == "infra/gitops/policies/c.yaml"
+    assert yaml_files([policies])[0][0][1] == "infra/gitops/policies/c.yaml"
+    monkeypatch.chdir(policies.parent)
+    assert yaml_files([Path("policies/c.yaml")])[0][0][1] == "policies/c.yaml"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert yaml_files([policies])[0][0][1] == f"{policies.as_posix()}/c.yaml"
+
+
 def test_yaml_files_are_found_in_path_order_without_hidden_entries_or_symlinked_dirs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -213,6 +232,7 @@ def test_yaml_files_are_found_in_path_order_without_hidden_entries_or_symlinked_
     (root / "linked").symlink_to(root / "a", target_is_directory=True)
     (root / "file-link.yaml").symlink_to(root / "b.yaml")
     (root / "broken.yaml").symlink_to(root / "absent.yaml")
+    monkeypatch.chdir(tmp_path)  # files are named from the current directory
     files, problems = yaml_files([root])
     assert problems == []
     names = [name for _, name in files]
@@ -227,7 +247,7 @@ def test_yaml_files_are_found_in_path_order_without_hidden_entries_or_symlinked_
     assert [path for path, _ in files] == [str(root / n.removeprefix("policies/")) for n in names]
     monkeypatch.chdir(root)
     assert [name for _, name in yaml_files([Path(".")])[0]] == [n.removeprefix("policies/") for n in names]
-    assert yaml_files([root / "b.yaml"])[0] == [(str(root / "b.yaml"), str(root / "b.yaml"))]
+    assert yaml_files([root / "b.yaml"])[0] == [(str(root / "b.yaml"), "b.yaml")]  # named from here
 
 
 def test_policies_come_back_from_a_worker_process_unchanged() -> None:

@@ -105,12 +105,8 @@ def lint(paths: Sequence[Path]) -> list[Problem]:
     _, semantic = check_policies(policies)
 
     def wanted(problem: Problem) -> bool:
-        # load_documents names a file relative to its root's parent; find which root it came from
-        for root in roots:
-            path = (root.parent / problem.file).resolve()
-            if path == root or root in path.parents:
-                return any(path == a or a in path.parents for a in asked)
-        return Path(problem.file).resolve() in asked
+        path = Path(problem.file).resolve()  # files are named from the current directory
+        return any(path == a or a in path.parents for a in asked)
 
     # a Manifests policy's files are part of it: their findings come with it
     claimed = {

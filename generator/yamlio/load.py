@@ -634,30 +634,33 @@ def yaml_below(directory: str) -> list[tuple[str, ...]]:
 def yaml_files(paths: Iterable[Path]) -> tuple[list[tuple[str, str]], list[Problem]]:
     """(path, name to report it by) for every YAML file below paths, in a stable order.
 
-    A file given directly is reported as given; one found below a directory by its path from
-    the directory's parent, so `deploy/lab/x.yaml` reads the same wherever gen runs. Paths are
-    strings: a Path per file costs more than reading a small file.
+    Files are reported by their path from the current directory (as given, when that is
+    relative), so an editor, a terminal and a CI annotation all find them, in a monorepo too;
+    a path outside the current directory keeps its absolute form. Paths are strings: a Path
+    per file costs more than reading a small file.
     """
     files: list[tuple[str, str]] = []
     problems: list[Problem] = []
+    here = os.getcwd()
     for root in paths:
         if not root.exists():
             problems.append(Problem(str(root), 0, 0, "file-missing", Severity.ERROR, "no such file or directory"))
             continue
+        base = display_path(str(root), here)
         if root.is_file():
-            files.append((str(root), str(root)))
+            files.append((str(root), base))
             continue
-        base = _display(root, root.parent)
         prefix = "" if base == "." else f"{base}/"
         files.extend((os.path.join(root, *rel), prefix + "/".join(rel)) for rel in yaml_below(str(root)))
     return files, problems
 
 
-def _display(path: Path, parent: Path) -> str:
-    try:
-        return path.relative_to(parent).as_posix()
-    except ValueError:
-        return path.as_posix()
+def display_path(path: str, here: str) -> str:
+    """path as findings name it: from here (the current directory) when it lies below it."""
+    full = os.path.normpath(os.path.join(here, path))
+    if full == here or full.startswith(here.rstrip(os.sep) + os.sep):
+        return Path(os.path.relpath(full, here)).as_posix()
+    return Path(full).as_posix()
 
 
 def load_documents(paths: Iterable[Path]) -> tuple[list[Document], list[Problem]]:
