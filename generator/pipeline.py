@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from generator import parallel
 from generator.policies.targets import Target
 from generator.policies.validate import check_policies, load_policies
-from generator.problems import Problem, has_errors
+from generator.problems import Problem, has_errors, per_target
 
 if TYPE_CHECKING:
     from generator.render.templates import TargetRender
@@ -82,7 +82,9 @@ def render(options: RenderOptions) -> RenderResult:
     job = partial(plan.render_and_plan, out_name=options.out.name)
     processes = parallel.workers(sum(len(t.policies) for t in targets), most=len(targets))
     outcomes = parallel.map_in_order(job, targets, processes, weight=lambda target: len(target.policies))
-    for plans, found in outcomes:
+    rendered: list[tuple[str, Problem]] = []
+    for target, (plans, found) in zip(targets, outcomes, strict=True):
         result.plans.extend(plans)
-        result.problems.extend(found)
+        rendered += [(target.name, problem) for problem in found]
+    result.problems.extend(per_target(rendered, len(targets)))
     return result

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 class Severity(enum.IntEnum):
@@ -28,8 +28,9 @@ class Problem:
     message: str
     hint: str = ""
     json_path: str = ""
+    targets: tuple[str, ...] = ()  # the targets a render finding holds for, when there are several
 
-    def to_plain(self) -> tuple[str, int, int, str, int, str, str, str]:
+    def to_plain(self) -> tuple[str, int, int, str, int, str, str, str, tuple[str, ...]]:
         """The finding as plain values, for worker processes to send (see parallel.Codec)."""
         return (
             self.file,
@@ -40,12 +41,13 @@ class Problem:
             self.message,
             self.hint,
             self.json_path,
+            self.targets,
         )
 
     @classmethod
-    def from_plain(cls, plain: tuple[str, int, int, str, int, str, str, str]) -> Problem:
-        file, line, column, rule, severity, message, hint, path = plain
-        return cls(file, line, column, rule, Severity(severity), message, hint, path)
+    def from_plain(cls, plain: tuple[str, int, int, str, int, str, str, str, tuple[str, ...]]) -> Problem:
+        file, line, column, rule, severity, message, hint, path, targets = plain
+        return cls(file, line, column, rule, Severity(severity), message, hint, path, tuple(targets))
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -57,7 +59,21 @@ class Problem:
             "message": self.message,
             "hint": self.hint,
             "path": self.json_path,
+            **({"targets": list(self.targets)} if self.targets else {}),
         }
+
+
+def per_target(found: Iterable[tuple[str, Problem]], targets: int) -> list[Problem]:
+    """Findings of several targets, each once in order of first appearance; with more than one
+    target, each names the targets it holds for."""
+    held: dict[Problem, list[str]] = {}
+    for target, problem in found:
+        names = held.setdefault(problem, [])
+        if target not in names:
+            names.append(target)
+    if targets <= 1:
+        return list(held)
+    return [replace(problem, targets=tuple(names)) for problem, names in held.items()]
 
 
 def has_errors(problems: Iterable[Problem], strict: bool = False) -> bool:

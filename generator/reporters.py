@@ -17,16 +17,21 @@ def _use_color(stream: TextIO) -> bool:
     return stream.isatty() and "NO_COLOR" not in os.environ
 
 
+def _described(problem: Problem) -> str:
+    """The message, the targets it holds for (when a render has several) and the hint."""
+    text = problem.message
+    if problem.targets:
+        text += f" [target{'s' if len(problem.targets) > 1 else ''} {', '.join(problem.targets)}]"
+    return text + (f" (hint: {problem.hint})" if problem.hint else "")
+
+
 def report_text(problems: Sequence[Problem], stream: TextIO) -> None:
     color = _use_color(stream)
     for p in problems:
         sev = str(p.severity)
         if color:
             sev = f"{_COLORS[p.severity]}{sev}\033[0m"
-        line = f"{p.file}:{p.line}:{p.column}: {sev} {p.rule} {p.message}"
-        if p.hint:
-            line += f" (hint: {p.hint})"
-        print(line, file=stream)
+        print(f"{p.file}:{p.line}:{p.column}: {sev} {p.rule} {_described(p)}", file=stream)
 
 
 def report_json(problems: Sequence[Problem], stream: TextIO) -> None:
@@ -40,7 +45,7 @@ def _escape_github(text: str) -> str:
 def report_github(problems: Sequence[Problem], stream: TextIO) -> None:
     level = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
     for p in problems:
-        message = f"{p.rule}: {p.message}" + (f" (hint: {p.hint})" if p.hint else "")
+        message = f"{p.rule}: {_described(p)}"
         props = f"file={_escape_github(p.file).replace(',', '%2C').replace(':', '%3A')},line={p.line},col={p.column}"
         print(f"::{level[p.severity]} {props},title={p.rule}::{_escape_github(message)}", file=stream)
 

@@ -343,3 +343,10 @@ def test_cli_takes_the_hpa_floor_when_to_is_omitted(gen, tmp_path: Path) -> None
     assert run.code == 0, run.err
     assert "3 -> 2 active Pods" in run.out
     assert "--to defaults to the HPA's minReplicas (2)" in run.out
+
+
+def test_an_unknown_deployment_is_answered_with_the_ones_found(gen, tmp_path: Path) -> None:
+    pods = tmp_path / "pods.json"
+    pods.write_text(json.dumps(pod_list(pod("a", rs="api-1234"), pod("b", rs="web-77f9"))))
+    run = gen("explain", "scale-down", "--pods", pods, "--deployment", "webapi", "--to", "1")
+    assert run.code == 1 and "Deployments found: shop/api, shop/web" in run.err, run.err

@@ -605,3 +605,12 @@ def test_gen_holds_its_own_output_to_its_opinions() -> None:
         validator = ManifestValidator(("1.35",), own_output=own)
         assert [(f.rule, f.severity) for f in validator.validate(obj)] == [("secret-material", severity)]
         assert [(f.rule, f.severity) for f in validator.validate(tls)] == [("insecure-tls", severity)]
+
+
+def test_validate_without_a_path_reads_the_current_directory(gen, tmp_path: Path, monkeypatch) -> None:
+    _write(tmp_path, pod())
+    monkeypatch.chdir(tmp_path)
+    assert gen("validate", "--strict").code == 0
+    (tmp_path / "bad.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: Bad_Name}\n")
+    run = gen("validate")
+    assert run.code == 1 and run.out.startswith("bad.yaml:3:")

@@ -4,6 +4,7 @@ syncs safe. The worked example in examples/whole-stack is a two-cluster reposito
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -695,3 +696,19 @@ def test_sync_engines_are_told_what_to_keep_and_what_to_recreate(
 def test_cronjobs_and_raw_objects_carry_no_sync_annotations(example_out: Path) -> None:
     assert "annotations" not in _docs(example_out / "prod" / "ml" / "cronjob-nightly-eval.yaml")["metadata"]
     assert "annotations" not in _docs(example_out / "prod" / "web" / "configmap-webapi-settings.yaml")["metadata"]
+
+
+def test_a_render_finding_is_reported_once_naming_the_targets_it_holds_for(gen, tmp_path: Path, monkeypatch) -> None:
+    shutil.copytree(EXAMPLE, tmp_path / "repo", ignore=shutil.ignore_patterns("deploy"))
+    webapi = tmp_path / "repo" / "policies" / "webapi.yaml"
+    webapi.write_text(webapi.read_text().replace("webapi:1.8.3", "webapi"))  # staging overrides the image
+    training = tmp_path / "repo" / "policies" / "training.yaml"
+    training.write_text(training.read_text().replace("eval:2026.11", "eval:latest"))  # both targets
+    monkeypatch.chdir(tmp_path / "repo")
+    run = gen("render", "policies", "--out", "deploy", "--strict")
+    lines = [line for line in run.err.splitlines() if " image-tag " in line]
+    assert len(lines) == 2, run.err
+    assert any(line.startswith("policies/webapi.yaml:") and line.count("[target prod]") == 1 for line in lines)
+    assert any(line.startswith("policies/training.yaml:") and "[targets prod, staging]" in line for line in lines)
+    found = json.loads(gen("render", "policies", "--out", "deploy", "--strict", "--format", "json").out)
+    assert sorted(tuple(p["targets"]) for p in found) == [("prod",), ("prod", "staging")]

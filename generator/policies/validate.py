@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from generator.errors import GeneratorError
 from generator.policies import manifests, rules
 from generator.policies.policy import Policy, build_policy, builtin_policy, unique_policies
 from generator.policies.targets import Target, resolve_targets
-from generator.problems import Problem, Severity, has_errors
+from generator.problems import Problem, Severity, has_errors, per_target
 from generator.yamlio.load import load_file, yaml_files
 
 Built = list[tuple[Policy | None, list[Problem]]]
@@ -88,13 +89,9 @@ def _unclaimed(built: Built, claimed: set[str]) -> Built:
 def check_policies(policies: list[Policy], only: tuple[str, ...] = ()) -> tuple[list[Target], list[Problem]]:
     """Stage 2b: targets and cross-policy rules (each problem reported once)."""
     targets, problems = resolve_targets(policies, only)
-    seen: set[Problem] = set(problems)
-    for target in targets:
-        for problem in rules.check_target(target):
-            if problem not in seen:
-                seen.add(problem)
-                problems.append(problem)
-    return targets, problems
+    found = [(target.name, problem) for target in targets for problem in rules.check_target(target)]
+    held = [p for p in per_target(found, len(targets)) if replace(p, targets=()) not in problems]
+    return targets, problems + held
 
 
 def lint(paths: Sequence[Path]) -> list[Problem]:
