@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -239,6 +240,7 @@ def test_mutated_bundled_policies_render_valid_manifests_or_located_findings(tmp
     (root / name).write_text(yaml.safe_dump(doc, allow_unicode=True))
 
     result = pipeline.render(pipeline.RenderOptions(root, root.parent / "out"))
+    _assert_readable(result.problems)
     if has_errors(result.problems):
         assert all(p.line >= 1 for p in result.problems if p.file.endswith(".yaml")), result.problems
         return
@@ -251,6 +253,15 @@ STACK_FILES = {
     for p in sorted(STACK.rglob("*.yaml"))
     if p.relative_to(STACK).parts[0] in ("policies", "manifests")
 }
+
+
+# What no message may show: a raw regular expression, jsonschema's type sentence, a Python repr.
+UNREADABLE = re.compile(r"\^[\[(]|[\])]\*?\$'|\\S|is not of type|PosixPath\(|\{'|\['|\bNone\b")
+
+
+def _assert_readable(problems) -> None:
+    for problem in problems:
+        assert not UNREADABLE.search(problem.message), problem
 
 
 def _assert_valid(plans) -> None:
@@ -292,6 +303,7 @@ def test_mutated_whole_stack_renders_valid_manifests_or_located_findings(tmp_pat
     (root / name).write_text(yaml.safe_dump_all(docs, allow_unicode=True))
 
     result = pipeline.render(pipeline.RenderOptions(root / "policies", root / "out"))
+    _assert_readable(result.problems)
     if has_errors(result.problems):
         assert all(p.line >= 1 for p in result.problems if p.file.endswith(".yaml")), result.problems
         return

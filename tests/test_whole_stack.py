@@ -490,7 +490,7 @@ def test_a_policy_no_target_selects_is_a_warning(gen, tmp_path: Path, monkeypatc
     assert re.search(
         r"^policies/web.yaml:3:1: warning policy-unselected no Target selects ReplicatedService 'webapi'", run.out, re.M
     )
-    assert "prod selects {'tier': 'gpu'}" in run.out
+    assert "prod selects policies labelled tier=gpu" in run.out
     assert gen("lint", "--strict", "policies").code == 1
     selected = WEB.replace("  name: webapi\n", "  name: webapi\n  labels: {tier: gpu}\n")
     (tmp_path / "policies" / "web.yaml").write_text(selected)

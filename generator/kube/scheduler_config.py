@@ -6,6 +6,7 @@ validation, framework construction (plugin names per extension point) and the le
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -260,6 +261,15 @@ def _check_leader_election(le: dict[str, Any], path: Path, secondary: bool) -> I
         )
 
 
+def _close_plugin(name: str, names: list[str]) -> str | None:
+    """A known plugin name the given one is a misspelling of: case first (GpuPacking), then edits."""
+    for known in names:
+        if known.lower() == name.lower():
+            return known
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.8)
+    return close[0] if close else None
+
+
 def _check_plugins(
     profile: dict[str, Any], ppath: Path, known: dict[str, frozenset[str]], extra: frozenset[str]
 ) -> Iterator[Finding]:
@@ -279,11 +289,14 @@ def _check_plugins(
                 if which == "disabled":
                     continue
                 if name not in known and name not in extra:
+                    close = _close_plugin(name, [*known, *extra])
                     yield _err(
                         (*where, "name"),
                         "scheduler-plugin-name",
                         f'{point[0].upper()}{point[1:]}Plugin "{name}" does not exist',
-                        "declare plugins compiled into the image (Scheduler.outOfTreePlugins or --plugin)",
+                        f"did you mean {close!r}?"
+                        if close
+                        else "declare plugins compiled into the image (Scheduler.outOfTreePlugins or --plugin)",
                     )
                     continue
                 points = known.get(name)

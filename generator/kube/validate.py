@@ -25,6 +25,7 @@ from generator.kube.scope import BUILD_TOOL_GROUPS
 from generator.kube.semantic import Finding, Path
 from generator.layout import FRAGMENTS_DIR, MANIFEST_FILE
 from generator.problems import Problem, Severity, json_path
+from generator.schema_messages import in_words
 from generator.yamlio.kube_scalars import plain_value
 from generator.yamlio.load import Document, YamlError, load_file, parse_yaml, yaml_files
 
@@ -82,7 +83,7 @@ def _schema_findings(validator: schemas.TwoTierValidator, obj: Any, base: Path =
             from jsonschema.exceptions import best_match  # only reached for invalid objects
 
             err = best_match(err.context) or err
-        yield Finding((*base, *err.absolute_path), "k8s-schema", Severity.ERROR, err.message)
+        yield Finding((*base, *err.absolute_path), "k8s-schema", Severity.ERROR, in_words(err))
 
 
 class ManifestValidator:

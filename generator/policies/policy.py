@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from generator import schemas
 from generator.errors import GeneratorError
 from generator.problems import Problem
+from generator.schema_messages import in_words, shown
 from generator.yamlio.load import Document, Scalar, SourceMap
 
 if TYPE_CHECKING:
@@ -84,12 +85,12 @@ def _schema_problems(doc: Document, err: jsonschema.ValidationError, schema_file
     path = tuple(err.absolute_path)
     hint = ""
     if err.validator == "required":
-        return [doc.problem(path, "policy-required", err.message, hint="add the field")]
+        return [doc.problem(path, "policy-required", in_words(err), hint="add the field")]
     if err.validator in {"type", "pattern", "enum", "const", "anyOf", "oneOf", "minimum", "maximum"}:
         hint = _yaml11_hint(doc.source.scalars.get(path), err.validator_value)
     if err.validator in {"maximum", "minimum"} and err.validator_value in (2147483647, -2147483648):
         hint = hint or "the value must fit a signed 32-bit integer"
-    return [doc.problem(path, "policy-schema", err.message, hint=hint)]
+    return [doc.problem(path, "policy-schema", in_words(err), hint=hint)]
 
 
 # PodSpec fields a kind builds itself, and where the policy says what it wants instead.
@@ -158,7 +159,10 @@ def build_policy(doc: Document) -> tuple[Policy | None, list[Problem]]:
     if api != schemas.POLICY_API_VERSION:
         return None, [
             doc.problem(
-                ("apiVersion",), "policy-kind", f"apiVersion must be {schemas.POLICY_API_VERSION!r}, got {api!r}"
+                ("apiVersion",),
+                "policy-kind",
+                f"apiVersion must be {schemas.POLICY_API_VERSION}, "
+                + ("and it is missing" if api is None else f"not {shown(api)}"),
             )
         ]
     if kind not in schemas.POLICY_KINDS:
@@ -167,7 +171,7 @@ def build_policy(doc: Document) -> tuple[Policy | None, list[Problem]]:
             doc.problem(
                 ("kind",),
                 "policy-kind",
-                f"unknown policy kind {kind!r}",
+                "kind is missing" if kind is None else f"unknown policy kind {shown(kind)}",
                 hint=f"did you mean {close[0]!r}?" if close else f"one of {', '.join(schemas.POLICY_KINDS)}",
             )
         ]

@@ -101,6 +101,12 @@ def resolve_targets(policies: list[Policy], only: tuple[str, ...] = ()) -> tuple
     return targets, problems
 
 
+def _selector(target: Target) -> str:
+    """A target's selector as a person writes it: `policies labelled env=prod`."""
+    labels = ", ".join(f"{k}={v}" for k, v in sorted(target.match_labels.items()))
+    return f"policies labelled {labels}" if labels else "every policy"
+
+
 def _selects(target: Target, policy: Policy) -> bool:
     return all(policy.labels.get(k) == v for k, v in target.match_labels.items())
 
@@ -111,7 +117,7 @@ def _unselected(policies: list[Policy], targets: list[Target]) -> Iterator[Probl
         return
     for policy in policies:
         if not any(_selects(t, policy) for t in targets):
-            selectors = "; ".join(f"{t.name} selects {t.match_labels or 'every policy'}" for t in targets)
+            selectors = "; ".join(f"{t.name} selects {_selector(t)}" for t in targets)
             yield policy.doc.problem(
                 ("metadata",),
                 "policy-unselected",
@@ -146,7 +152,7 @@ def _apply_overrides(target: Target, policies: list[Policy]) -> Iterator[Problem
                 "target-override",
                 f"target {target.name!r} does not select {key[0]} {key[1]!r}"
                 + ("" if exists else ": there is no such policy"),
-                hint=f"the target selects policies labelled {target.match_labels}"
+                hint=f"the target selects {_selector(target)}"
                 if exists
                 else "overrides name a policy by kind and metadata.name",
             )

@@ -432,12 +432,25 @@ def _documents(text: str, track: bool, kube: bool = False) -> Iterator[tuple[int
     except _LoadError as err:
         raise YamlError(err.message, err.mark, err.rule, err.hint) from err
     except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        if "'\\t'" in str(err.problem) or (mark is not None and _char_at(text, mark) == "\t"):
+            raise YamlError(
+                "tabs are not allowed for indentation (or anywhere a token starts)",
+                mark,
+                hint="indent with spaces",
+            ) from err
         message = " ".join(str(x) for x in (err.context, err.problem) if x) or "invalid YAML"
-        raise YamlError(message, err.problem_mark or err.context_mark) from err
+        raise YamlError(message, mark) from err
     except yaml.YAMLError as err:
         raise YamlError(str(err)) from err
     finally:
         loader.dispose()
+
+
+def _char_at(text: str, mark: _Mark) -> str:
+    lines = text.split("\n", mark.line + 1)
+    line = lines[mark.line] if mark.line < len(lines) else ""
+    return line[mark.column] if mark.column < len(line) else ""
 
 
 class _Unusual(Exception):
@@ -601,8 +614,18 @@ def load_file(path: str | Path, display: str | None = None, kube: bool = False) 
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        column = len(raw[raw.rfind(b"\n", 0, err.start) + 1 : err.start].decode("utf-8", "replace")) + 1
         return [], [
-            Problem(name, 1, 1, "file-encoding", Severity.ERROR, f"not UTF-8: {err.reason} at byte {err.start}")
+            Problem(
+                name,
+                line,
+                column,
+                "file-encoding",
+                Severity.ERROR,
+                f"not UTF-8: byte 0x{raw[err.start]:02x} ({err.reason})",
+                hint="save the file as UTF-8",
+            )
         ]
     return load_text(text, name, kube)
 
