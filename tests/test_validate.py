@@ -458,11 +458,28 @@ def test_invalid_manifests_fail_with_rule(gen, tmp_path: Path, name: str) -> Non
     assert f" {rule} " in run.out, run.out
 
 
-def test_non_integer_gt_is_a_warning(gen, tmp_path: Path) -> None:
-    path = _write(tmp_path, pod(affinity={"key": "m", "operator": "Gt", "values": ["40GiB"]}))
+def test_non_integer_gt_in_a_required_term_is_an_error(gen, tmp_path: Path) -> None:
+    """The term can never match, so the Pod never schedules: Kubernetes accepts it, it never works."""
+    path = _write(tmp_path, pod(affinity={"key": "m", "operator": "Gt", "values": ["80G"]}))
+    run = gen("validate", path)
+    assert run.code == 1 and "error k8s-node-selector-integer" in run.out and "never schedules" in run.out
+    good = _write(tmp_path, pod(affinity={"key": "m", "operator": "Gt", "values": ["81919"]}))
+    assert gen("validate", "--strict", good).code == 0
+
+
+def test_non_integer_gt_in_a_preferred_term_is_a_warning(gen, tmp_path: Path) -> None:
+    obj = pod()
+    obj["spec"]["affinity"] = {
+        "nodeAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 1, "preference": {"matchExpressions": [{"key": "m", "operator": "Gt", "values": ["80G"]}]}}
+            ]
+        }
+    }
+    path = _write(tmp_path, obj)
     assert gen("validate", path).code == 0
     run = gen("validate", "--strict", path)
-    assert run.code == 1 and "k8s-node-selector-integer" in run.out
+    assert run.code == 1 and "warning k8s-node-selector-integer" in run.out
 
 
 def test_multi_document_files_and_directories(gen, tmp_path: Path) -> None:
@@ -614,3 +631,11 @@ def test_validate_without_a_path_reads_the_current_directory(gen, tmp_path: Path
     (tmp_path / "bad.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: Bad_Name}\n")
     run = gen("validate")
     assert run.code == 1 and run.out.startswith("bad.yaml:3:")
+
+
+def test_a_node_selector_no_label_can_hold_is_an_error(gen, tmp_path: Path) -> None:
+    bad = _write(tmp_path, _spec(nodeSelector={"gpu.model": "A100 80GB"}))
+    run = gen("validate", bad)
+    assert run.code == 1 and "error k8s-node-selector gpu.model=A100 80GB" in run.out
+    good = _write(tmp_path, _spec(nodeSelector={"gpu.model": "A100-80GB"}))
+    assert gen("validate", "--strict", good).code == 0

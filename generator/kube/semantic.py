@@ -264,11 +264,14 @@ def check_node_selector_requirement(expr: Any, path: Path, required: bool) -> It
                 (*path, "values"), "k8s-node-selector", "must be specified single value when `operator` is 'Lt' or 'Gt'"
             )
         elif not re.fullmatch(r"[+-]?[0-9]+", str(values[0])) or not -(2**63) <= int(values[0]) < 2**63:
-            yield _warn(
+            # kube-apiserver accepts it; the scheduler cannot parse it, so the term matches no node:
+            # a required term then never schedules the Pod (an error), a preferred one never applies
+            yield Finding(
                 (*path, "values", 0),
                 "k8s-node-selector-integer",
-                f"Gt/Lt value {values[0]!r} is not an integer: kube-apiserver accepts it, "
-                "but the scheduler cannot parse it and the term never matches",
+                Severity.ERROR if required else Severity.WARNING,
+                f"Gt/Lt value {values[0]!r} is not an integer: the scheduler cannot parse it, so the term matches "
+                + ("no node and the Pod never schedules" if required else "no node"),
                 "use an integer such as '40959'",
             )
     if required:
@@ -382,6 +385,9 @@ def check_pod_spec(spec: Any, path: Path, owner: str) -> Iterator[Finding]:
                 yield _err((*cpath, "image"), "k8s-image", "must not have leading or trailing whitespace")
             yield from _check_container_security(c.get("securityContext"), (*cpath, "securityContext"))
     yield from check_affinity(spec.get("affinity"), (*path, "affinity"))
+    for key, value in (spec.get("nodeSelector") or {}).items():  # ValidateLabels: no node could carry it
+        if err := names.qualified_name(str(key)) or (isinstance(value, str) and names.label_value(value)):
+            yield _err((*path, "nodeSelector", key), "k8s-node-selector", f"{key}={value}: {err}")
     yield from check_tolerations(spec.get("tolerations"), (*path, "tolerations"))
     yield from check_pod_resources(spec, path)
     yield from check_host_ports(spec, path)
