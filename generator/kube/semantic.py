@@ -386,13 +386,14 @@ def check_pod_spec(spec: Any, path: Path, owner: str) -> Iterator[Finding]:
             yield from _check_container_security(c.get("securityContext"), (*cpath, "securityContext"))
     yield from check_affinity(spec.get("affinity"), (*path, "affinity"))
     for key, value in (spec.get("nodeSelector") or {}).items():  # ValidateLabels: no node could carry it
-        if err := names.qualified_name(str(key)) or (isinstance(value, str) and names.label_value(value)):
-            yield _err((*path, "nodeSelector", key), "k8s-node-selector", f"{key}={value}: {err}")
+        problem = names.qualified_name(str(key)) or (names.label_value(value) if isinstance(value, str) else None)
+        if problem:
+            yield _err((*path, "nodeSelector", key), "k8s-node-selector", f"{key}={value}: {problem}")
     yield from check_tolerations(spec.get("tolerations"), (*path, "tolerations"))
     yield from check_pod_resources(spec, path)
     yield from check_host_ports(spec, path)
     yield from check_volumes(spec.get("volumes"), (*path, "volumes"))
-    yield from _check_pod_security(spec, path)
+    yield from _check_run_as_root(spec, path)
 
 
 _HANDLERS = ("exec", "httpGet", "tcpSocket", "grpc")
@@ -500,48 +501,51 @@ def _check_container_refs(c: dict[str, Any], path: Path, group: str, volumes: se
 
 
 _ENV_SOURCES = frozenset({"fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef"})
-_RESTRICTED_HINT = "the Pod Security 'restricted' level forbids it; gen's namespaces enforce that level"
 
 
-def _check_pod_security(spec: dict[str, Any], path: Path) -> Iterator[Finding]:
-    """Host access the API server accepts but a restricted namespace rejects at admission."""
-    for field in ("hostNetwork", "hostPID", "hostIPC"):
-        if spec.get(field) is True:
-            yield _warn(
-                (*path, field), "pod-security", f"{field}: {spec[field]} shares the node's namespaces", _RESTRICTED_HINT
-            )
-    for i, volume in enumerate(spec.get("volumes") or []):
-        if isinstance(volume, dict) and "hostPath" in volume:
-            yield _warn(
-                (*path, "volumes", i, "hostPath"),
-                "pod-security",
-                "a hostPath volume exposes the node's files",
-                _RESTRICTED_HINT,
-            )
-    for group in ("initContainers", "containers"):
-        for i, c in enumerate(spec.get(group) or []):
-            for j, port in enumerate((c or {}).get("ports") or [] if isinstance(c, dict) else []):
-                if isinstance(port, dict) and port.get("hostPort"):
-                    yield _warn(
-                        (*path, group, i, "ports", j, "hostPort"),
-                        "pod-security",
-                        "hostPort binds the node's port",
-                        _RESTRICTED_HINT,
-                    )
+_SYS_ADMIN = frozenset({"SYS_ADMIN", "CAP_SYS_ADMIN"})
 
 
 def _check_container_security(ctx: Any, path: Path) -> Iterator[Finding]:
-    if not isinstance(ctx, dict):
+    """ValidateSecurityContext (pkg/apis/core/validation): combinations kube-apiserver refuses."""
+    if not isinstance(ctx, dict) or ctx.get("allowPrivilegeEscalation") is not False:
         return
     if ctx.get("privileged") is True:
-        yield _warn((*path, "privileged"), "pod-security", "a privileged container controls the node", _RESTRICTED_HINT)
-    if ctx.get("allowPrivilegeEscalation") is True:
-        yield _warn(
-            (*path, "allowPrivilegeEscalation"), "pod-security", "privilege escalation is allowed", _RESTRICTED_HINT
+        yield _err(
+            (*path, "allowPrivilegeEscalation"),
+            "k8s-security-context",
+            "cannot set `allowPrivilegeEscalation` to false and `privileged` to true",
+            "a privileged container escalates by definition: drop one of the two",
         )
-    added = [cap for cap in ((ctx.get("capabilities") or {}).get("add") or []) if cap != "NET_BIND_SERVICE"]
-    if added:
-        yield _warn((*path, "capabilities", "add"), "pod-security", f"adds capabilities {added}", _RESTRICTED_HINT)
+    added = ctx["capabilities"].get("add") or [] if isinstance(ctx.get("capabilities"), dict) else []
+    if _SYS_ADMIN & set(map(str, added)):
+        yield _err(
+            (*path, "allowPrivilegeEscalation"),
+            "k8s-security-context",
+            "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN",
+            "CAP_SYS_ADMIN allows escalation: drop one of the two",
+        )
+
+
+def _check_run_as_root(spec: dict[str, Any], path: Path) -> Iterator[Finding]:
+    """The kubelet refuses to start a container that must not run as root but is told to run as
+    user 0 (container settings over the Pod's): the Pod never runs."""
+    pod: dict[str, Any] = spec["securityContext"] if isinstance(spec.get("securityContext"), dict) else {}
+    for group in ("initContainers", "containers"):
+        for i, c in enumerate(spec.get(group) or []):
+            ctx = (c.get("securityContext") if isinstance(c, dict) else None) or {}
+            if not isinstance(ctx, dict):
+                continue
+            non_root = ctx.get("runAsNonRoot", pod.get("runAsNonRoot"))
+            user = ctx.get("runAsUser", pod.get("runAsUser"))
+            if non_root is True and user == 0:
+                at = (*path, group, i, "securityContext") if "runAsUser" in ctx else (*path, "securityContext")
+                yield _err(
+                    (*at, "runAsUser"),
+                    "k8s-security-context",
+                    f"container {c.get('name')!s} runs as user 0 with runAsNonRoot: the kubelet refuses to start it",
+                    "run as a non-zero user, or drop runAsNonRoot if it must run as root",
+                )
 
 
 _RBAC_GROUP = "rbac.authorization.k8s.io"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from functools import cache, partial
 from pathlib import Path as FsPath
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import jsonschema_rs
 
 from generator import parallel, schemas
-from generator.kube import api_versions, batch, semantic
+from generator.kube import api_versions, batch, pod_security, semantic
 from generator.kube.api_versions import SCHEDULER_CONFIG_KIND
 from generator.kube.scheduler_config import check_config
 from generator.kube.scope import BUILD_TOOL_GROUPS
@@ -94,12 +94,19 @@ class ManifestValidator:
     renders itself, they are errors: gen never emits either.
     """
 
-    def __init__(self, versions: tuple[str, ...], plugins: Iterable[str] = (), own_output: bool = False) -> None:
+    def __init__(
+        self,
+        versions: tuple[str, ...],
+        plugins: Iterable[str] = (),
+        own_output: bool = False,
+        enforced: Mapping[str, str] | None = None,
+    ) -> None:
         for version in versions:
             api_versions.folder(version)  # an unsupported version fails here, before any work
         self.versions = tuple(dict.fromkeys(versions))
         self.plugins = tuple(plugins)
         self.opinion = Severity.ERROR if own_output else Severity.WARNING
+        self.enforced = dict(enforced or {})  # namespace -> the Pod Security level it enforces
 
     def validate(self, obj: Any, text: str | None = None) -> list[Finding]:
         """Findings for obj; text, where given, is YAML obj was read from (it may hold more).
@@ -149,6 +156,7 @@ class ManifestValidator:
             yield from semantic.check_metadata(obj, ("metadata",), kind)
         yield from semantic.check_workload(obj)
         yield from semantic.check_rbac(obj)
+        yield from self._pod_security(obj)
         yield from semantic.check_derived_names(obj)
         if kind == "PriorityClass":
             yield from semantic.check_priority_class(obj)
@@ -173,6 +181,36 @@ class ManifestValidator:
         if _may_hold(text, "insecureSkip"):  # the walk is only worth it where the key may occur
             yield from _check_insecure_tls(obj, self.opinion)
         yield from _check_size(obj, kind, text)
+
+    def _pod_security(self, obj: dict[str, Any]) -> Iterator[Finding]:
+        """Pod Security admission: an error where the namespace enforces a level the Pods fail
+        (they are never created); elsewhere host access and privilege stay warnings."""
+        violations = pod_security.workload_violations(obj)
+        if not violations:
+            return
+        namespace = (obj.get("metadata") or {}).get("namespace")
+        level = self.enforced.get(namespace) if isinstance(namespace, str) else None
+        for v in violations:
+            if level is not None and pod_security.LEVELS[v.level] <= pod_security.LEVELS[level]:
+                yield Finding(
+                    v.path,
+                    "pod-security",
+                    Severity.ERROR,
+                    f"namespace {namespace} enforces Pod Security {level!r}, which refuses these Pods "
+                    f"(check {v.check}): {v.detail}",
+                    "gen's namespaces enforce 'restricted': to run it, bring a Namespace of your own with a lower "
+                    "level (a Manifests policy, and createNamespaces: false on the Target)"
+                    if self.opinion is Severity.ERROR
+                    else "meet the level, or run the workload in a namespace that enforces a lower one",
+                )
+            elif v.check in pod_security.HOST_AND_PRIVILEGE or v.path[-1] in ("allowPrivilegeEscalation", "add"):
+                yield Finding(
+                    v.path,
+                    "pod-security",
+                    Severity.WARNING,
+                    f"Pod Security {v.level} check {v.check}: {v.detail}",
+                    f"a namespace enforcing {v.level} refuses these Pods",
+                )
 
     def _check_configmap(self, obj: dict[str, Any], version: str) -> Iterator[Finding]:
         for key, value in (obj.get("data") or {}).items():
@@ -381,12 +419,38 @@ def _without_charts(files: list[tuple[str, str]]) -> tuple[list[tuple[str, str]]
     return kept, notes
 
 
+_ENFORCE = pod_security.ENFORCE_LABEL.encode()
+
+
+def _enforced_namespaces(files: list[tuple[str, str]]) -> dict[str, str]:
+    """The Pod Security level each Namespace among the inputs enforces: only files that spell the
+    label are parsed, so a repository without one pays a byte search per file."""
+    enforced: dict[str, str] = {}
+    for path, name in files:
+        try:
+            with open(path, "rb", buffering=0) as fh:
+                if _ENFORCE not in fh.readall():
+                    continue
+        except OSError:
+            continue  # reported when the file is validated
+        for doc in load_file(path, name, kube=True)[0]:
+            data = doc.data
+            if (
+                isinstance(data, dict)
+                and data.get("kind") == "Namespace"
+                and (level := pod_security.enforced_level(data))
+            ):
+                enforced[str((data.get("metadata") or {}).get("name"))] = level
+    return enforced
+
+
 def validate_paths(paths: Iterable[FsPath], versions: tuple[str, ...], plugins: tuple[str, ...] = ()) -> list[Problem]:
     """`gen validate`: every manifest below paths, in worker processes when there are many."""
-    validator = ManifestValidator(versions, plugins)  # an unsupported version is a usage error before any work
     files, problems = yaml_files(paths)
     files, notes = _without_charts([(path, name) for path, name in files if not _is_fragment(path)])
     problems += notes
+    # an unsupported version is a usage error before any work
+    validator = ManifestValidator(versions, plugins, enforced=_enforced_namespaces(files))
     processes = parallel.workers(len(files))
     if processes > 1:
         for version in validator.versions:

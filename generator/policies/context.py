@@ -95,7 +95,11 @@ def _replicated(policy: Policy, target: Target) -> dict[str, Any]:
     fields = {**spec, "livenessProbe": liveness} if liveness else spec
     resources = gpu_resources(spec["resources"], spec["gpu"]) if "gpu" in spec else spec["resources"]
     container = podspec.main_container(
-        fields, spec["containerName"], resources=resources, env=podspec.downward_env(spec["downwardEnv"])
+        fields,
+        spec["containerName"],
+        resources=resources,
+        env=podspec.downward_env(spec["downwardEnv"]),
+        pod=spec.get("pod"),
     )
     return {
         **_autoscaling(spec.get("autoscaling")),
@@ -245,7 +249,7 @@ def _gpu(policy: Policy, target: Target) -> dict[str, Any]:
     spec = policy.spec
     gpu, fields = spec["gpu"], spec["container"]
     container = podspec.main_container(
-        fields, fields["name"], resources=gpu_resources(fields["resources"], gpu), env=[]
+        fields, fields["name"], resources=gpu_resources(fields["resources"], gpu), env=[], pod=spec.get("pod")
     )
     derived: dict[str, Any] = {
         "schedulerName": spec["schedulerName"],

@@ -39,13 +39,33 @@ def container_fields() -> frozenset[str]:
     return frozenset(schemas.read("kubernetes.json")["$defs"]["gen.ContainerFields"]["properties"])
 
 
-def restricted(container: dict[str, Any]) -> dict[str, Any]:
-    """A container with gen's restricted security context under its own, field by field."""
-    return {**container, "securityContext": {**RESTRICTED_CONTAINER, **(container.get("securityContext") or {})}}
+def overlay(defaults: dict[str, Any], asked: dict[str, Any], pod_asked: dict[str, Any] | None = None) -> dict[str, Any]:
+    """gen's restricted defaults under what a policy asks, field by field; a default the asked
+    fields contradict yields, so gen never writes a combination Kubernetes refuses: a privileged
+    container (or one adding CAP_SYS_ADMIN) escalates by definition, and user 0 is root."""
+    kept = dict(defaults)
+    added = {str(c) for c in (asked.get("capabilities") or {}).get("add") or []}
+    if asked.get("privileged") is True or added & {"SYS_ADMIN", "CAP_SYS_ADMIN"}:
+        kept.pop("allowPrivilegeEscalation", None)
+    if asked.get("runAsUser", (pod_asked or {}).get("runAsUser")) == 0:  # a container runs as the Pod's user
+        kept.pop("runAsNonRoot", None)
+    return {**kept, **asked}
+
+
+def restricted(container: dict[str, Any], pod_asked: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A container with gen's restricted security context under its own, field by field
+    (pod_asked: what the policy asked of the Pod's security context)."""
+    asked = container.get("securityContext") or {}
+    return {**container, "securityContext": overlay(RESTRICTED_CONTAINER, asked, pod_asked)}
 
 
 def main_container(
-    fields: dict[str, Any], name: str, *, resources: dict[str, Any], env: list[dict[str, Any]]
+    fields: dict[str, Any],
+    name: str,
+    *,
+    resources: dict[str, Any],
+    env: list[dict[str, Any]],
+    pod: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The main container: name and image, gen's fields, the policy's other Container fields,
     then the restricted security context."""
@@ -59,7 +79,7 @@ def main_container(
     out.update((k, own.pop(k)) for k in _LEADING if k in own)
     own.pop("securityContext", None)
     out.update(own)
-    return restricted({**out, "securityContext": fields.get("securityContext")})
+    return restricted({**out, "securityContext": fields.get("securityContext")}, (pod or {}).get("securityContext"))
 
 
 def downward_env(names: list[str]) -> list[dict[str, Any]]:
@@ -76,17 +96,32 @@ def pod_spec(derived: dict[str, Any], pod: dict[str, Any], containers: list[dict
     out = dict(derived)
     for key, value in pod.items():
         if key == "securityContext":
-            out[key] = {**RESTRICTED_POD, **value}
+            out[key] = overlay(RESTRICTED_POD, value)
         elif key == "affinity":
             out[key] = merge_affinity(derived.get("affinity") or {}, value)
         elif key == "topologySpreadConstraints":
             out[key] = [*derived.get(key, []), *value]
         elif key == "initContainers":
-            out[key] = [restricted(c) for c in value]
+            out[key] = [restricted(c, pod.get("securityContext")) for c in value]
         else:
             out[key] = value
     out["containers"] = containers
+    asked = pod.get("securityContext") or {}
+    ctx = out.get("securityContext")
+    if isinstance(ctx, dict) and "runAsNonRoot" not in asked and any(_as_root(c) for c in _all_containers(out)):
+        # a container asked to run as user 0 would inherit gen's Pod-level runAsNonRoot, and the
+        # kubelet would refuse to start it: the default yields to what the policy asked
+        out["securityContext"] = {k: v for k, v in ctx.items() if k != "runAsNonRoot"}
     return out
+
+
+def _all_containers(pod: dict[str, Any]) -> list[dict[str, Any]]:
+    return [c for group in ("initContainers", "containers") for c in pod.get(group) or [] if isinstance(c, dict)]
+
+
+def _as_root(container: dict[str, Any]) -> bool:
+    ctx = container.get("securityContext") or {}
+    return ctx.get("runAsUser") == 0 and "runAsNonRoot" not in ctx
 
 
 def merge_affinity(gen: dict[str, Any], user: dict[str, Any]) -> dict[str, Any]:

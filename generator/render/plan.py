@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from generator.kube import pod_security
 from generator.kube.api_versions import DEFAULT_VERSION
 from generator.kube.validate import ManifestValidator, load_kubernetes_schemas, quote_hint
 from generator.layout import GITOPS_DIR
@@ -120,8 +121,14 @@ def render_and_plan(target: Target, out_name: str) -> tuple[list[write.DirPlan],
     """Stages 3-4 for one target: its directory and, if asked, its GitOps objects' directory."""
     rendered, problems = render_target(target)
     plugins = _declared_plugins(target)
-    validator = ManifestValidator(target.versions, plugins, own_output=True)
-    raw_validator = ManifestValidator(target.versions, plugins)  # the team's objects, as `gen validate` judges them
+    enforced = {  # the namespaces of this target that refuse Pods below a Pod Security level
+        m.name: level
+        for m in rendered.manifests
+        if m.key[:2] == ("", "Namespace") and (level := pod_security.enforced_level(m.obj))
+    }
+    validator = ManifestValidator(target.versions, plugins, own_output=True, enforced=enforced)
+    # the team's objects, as `gen validate` judges them
+    raw_validator = ManifestValidator(target.versions, plugins, enforced=enforced)
     for manifest in rendered.manifests:
         problems.extend(_manifest_problems(manifest, raw_validator if manifest.raw else validator))
     plan, found = _plan_target(rendered)
