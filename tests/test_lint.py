@@ -230,3 +230,14 @@ def test_every_unknown_field_is_reported_at_its_line_with_what_was_meant(gen, tm
             "native sidecars: pod.initContainers entries with restartPolicy: Always",
         ),
     }
+
+
+def test_github_annotations_land_on_the_file_in_a_monorepo(gen, tmp_path, monkeypatch) -> None:
+    policies = tmp_path / "infra" / "gitops" / "policies"
+    policies.mkdir(parents=True)
+    (policies / "c.yaml").write_text("apiVersion: gen/v1alpha1\nkind: Monitoring\nmetadata:\n  name: Bad\n")
+    monkeypatch.chdir(tmp_path)
+    run = gen("lint", "infra/gitops/policies", "--format", "github")
+    assert run.code == 1 and run.out.startswith("::error file=infra/gitops/policies/c.yaml,line=4,col=9,")
+    (policies / "c.yaml").write_text("apiVersion: gen/v1alpha1\nkind: Monitoring\nmetadata:\n  name: good\n")
+    assert gen("lint", "infra/gitops/policies", "--format", "github").out == ""

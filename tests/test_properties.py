@@ -409,3 +409,52 @@ def test_compact_json_bound_holds_for_dumped_yaml(value: object, flow: bool | No
 
     _within_json_bound(yaml.safe_dump(value, default_flow_style=flow, allow_unicode=unicode, width=20))
     _within_json_bound(dump_yaml(value))
+
+
+OUT_KINDS = ("nothing", "empty-dir", "rendered-dir", "file", "link-to-file", "link-to-dir", "dangling-link")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(kind=st.sampled_from(OUT_KINDS), mode=st.sampled_from([(), ("--check",), ("--diff",)]))
+def test_any_out_is_rendered_into_or_refused_without_touching_the_users_files(
+    tmp_path_factory, kind: str, mode: tuple[str, ...]
+) -> None:
+    """--out as users get it wrong: never a traceback, never a moved or rewritten file of theirs."""
+    import contextlib
+    import io
+    import sys
+
+    from generator.cli import main
+
+    root = tmp_path_factory.mktemp("out")
+    notes = root / "notes.txt"
+    notes.write_bytes(b"mine\n")
+    (root / "elsewhere").mkdir()
+    out = root / "deploy"
+    if kind == "empty-dir":
+        out.mkdir()
+    elif kind == "rendered-dir":
+        out.mkdir()
+        (out / "README.md").write_text("hand-written\n")
+    elif kind == "file":
+        out = notes
+    elif kind != "nothing":
+        out.symlink_to({"link-to-file": notes, "link-to-dir": root / "elsewhere"}.get(kind, root / "gone"))
+    before = {p.name for p in root.iterdir()}
+    argv, sys.argv = sys.argv, ["gen", "render", str(POLICIES), "--out", str(out), *mode]
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            code = main()
+    finally:
+        sys.argv = argv
+    assert "Traceback" not in err.getvalue()
+    assert notes.read_bytes() == b"mine\n"
+    assert not any((root / "elsewhere").iterdir())
+    if kind in ("file", "link-to-file", "link-to-dir", "dangling-link"):
+        assert code == 2 and {p.name for p in root.iterdir()} == before
+    else:
+        assert code in (0, 1)
+        assert not [p for p in root.iterdir() if p.name.startswith(".gen-")]  # no staging left behind
+        if kind == "rendered-dir":
+            assert (out / "README.md").read_text() == "hand-written\n"
