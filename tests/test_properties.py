@@ -220,20 +220,25 @@ replacements = (
 )
 
 
+def _mutate(data: st.DataObject, doc: object) -> None:
+    """One random edit of a document: a value removed, or replaced by a nasty one."""
+    path = data.draw(st.sampled_from([p for p in _paths(doc) if p]))
+    parent: object = doc
+    for key in path[:-1]:
+        parent = parent[key]  # type: ignore[index]
+    if data.draw(st.booleans()) and isinstance(parent, dict):
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = data.draw(replacements)  # type: ignore[index]
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_mutated_bundled_policies_render_valid_manifests_or_located_findings(tmp_path_factory, data) -> None:
     """Hundreds of random edits of the real policies: never a crash, never an invalid manifest."""
     name = data.draw(st.sampled_from(sorted(BUNDLED)))
     doc = yaml.safe_load(BUNDLED[name])
-    path = data.draw(st.sampled_from([p for p in _paths(doc) if p]))
-    parent = doc
-    for key in path[:-1]:
-        parent = parent[key]
-    if data.draw(st.booleans()) and isinstance(parent, dict):
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = data.draw(replacements)
+    _mutate(data, doc)
     root = tmp_path_factory.mktemp("mutant")
     for other, text in BUNDLED.items():
         (root / other).write_text(text)
@@ -287,15 +292,7 @@ def test_mutated_whole_stack_renders_valid_manifests_or_located_findings(tmp_pat
     without a line, never an invalid object written."""
     name = data.draw(st.sampled_from(sorted(STACK_FILES)))
     docs = list(yaml.safe_load_all(STACK_FILES[name]))
-    index = data.draw(st.integers(min_value=0, max_value=len(docs) - 1))
-    path = data.draw(st.sampled_from([p for p in _paths(docs[index]) if p]))
-    parent = docs[index]
-    for key in path[:-1]:
-        parent = parent[key]
-    if data.draw(st.booleans()) and isinstance(parent, dict):
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = data.draw(replacements)
+    _mutate(data, docs[data.draw(st.integers(min_value=0, max_value=len(docs) - 1))])
     root = tmp_path_factory.mktemp("stack")
     for rel, text in STACK_FILES.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
