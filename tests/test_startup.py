@@ -7,9 +7,12 @@ one; `gen lint` needs no template engine or worker processes.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import POLICIES, ROOT, edit
 
@@ -46,3 +49,26 @@ def test_render_and_validate_of_valid_input_skip_the_reference_validator(tmp_pat
     out = tmp_path / "deploy"
     assert imported("render", POLICIES, "--out", out) == (0, ["jinja2", "pickle"])  # jinja2 imports pickle
     assert imported("validate", out) == (0, [])
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        [],
+        ["render"],
+        ["lint"],
+        ["validate"],
+        ["schema"],
+        ["init"],
+        ["cost"],
+        ["explain", "gpu"],
+        ["explain", "scale-down"],
+    ],
+    ids=lambda c: " ".join(c) or "gen",
+)
+def test_help_text_has_no_stray_fragments(gen, monkeypatch, command: list[str]) -> None:
+    """Help that reads as written: no sentence ending in " ." where markup ate a bracketed default."""
+    monkeypatch.setenv("COLUMNS", "200")
+    run = gen(*command, "--help")
+    assert run.code == 0
+    assert not re.search(r"\w \.(\s|$)", run.out), run.out
