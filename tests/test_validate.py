@@ -128,6 +128,35 @@ def _pods_metric(name: str) -> dict:
 
 VALID = {
     "gpu-limits-only": pod(),
+    # SetDefaults_Subject gives a User or Group the RBAC group before validation
+    "binding-user-without-api-group": _rbac("RoleBinding", "b")
+    | {
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+        "subjects": [{"kind": "User", "name": "alice"}, {"kind": "Group", "name": "devs"}],
+    },
+    "statefulset-mounting-its-claim": {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "db", "namespace": "ns"},
+        "spec": {
+            "serviceName": "db",
+            "selector": {"matchLabels": {"app": "db"}},
+            "template": {
+                "metadata": {"labels": {"app": "db"}},
+                "spec": {
+                    "containers": [
+                        {"name": "db", "image": "postgres:17", "volumeMounts": [{"name": "data", "mountPath": "/d"}]}
+                    ]
+                },
+            },
+            "volumeClaimTemplates": [
+                {
+                    "metadata": {"name": "data"},
+                    "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+                }
+            ],
+        },
+    },
     # generated names: a trailing dash is how prefixes end
     "generate-name": _named(pod(), generateName="trainer-"),
     "generate-name-rbac": _named(_rbac("ClusterRole", "x"), generateName="system:reader:"),
@@ -398,7 +427,7 @@ INVALID = {
     "binding-role-group": (_binding(ref={"apiGroup": "rbac.authorization.k8s.io/v1"}), "k8s-rbac"),
     "binding-sa-no-namespace": (_binding("ClusterRoleBinding", namespace=""), "k8s-rbac"),
     "binding-sa-name": (_binding(name="Deployer"), "k8s-name"),
-    "binding-user-group": (_binding(kind="User", name="alice"), "k8s-rbac"),
+    "binding-user-group": (_binding(kind="User", name="alice", apiGroup="v1"), "k8s-rbac"),
     "role-no-verbs": (
         _rbac("ClusterRole", "r") | {"rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": []}]},
         "k8s-rbac",
@@ -640,3 +669,72 @@ def test_a_node_selector_no_label_can_hold_is_an_error(gen, tmp_path: Path) -> N
     assert run.code == 1 and "error k8s-node-selector gpu.model=A100 80GB" in run.out
     good = _write(tmp_path, _spec(nodeSelector={"gpu.model": "A100-80GB"}))
     assert gen("validate", "--strict", good).code == 0
+
+
+SERVICE = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "ns"}}
+
+
+@pytest.mark.parametrize(
+    ("case", "spec", "words"),
+    [
+        ("unnamed-port-of-many", {"ports": [{"name": "http", "port": 80}, {"port": 81}]}, "needs a name"),
+        ("lower-case-protocol", {"ports": [{"port": 80, "protocol": "tcp"}]}, "Unsupported value: 'tcp'"),
+        ("no-ports", {"selector": {"app": "a"}}, "a Service needs ports"),
+        ("external-name-missing", {"type": "ExternalName"}, "needs externalName"),
+    ],
+)
+def test_service_rules(gen, tmp_path: Path, case: str, spec: dict, words: str) -> None:
+    run = gen("validate", _write(tmp_path, SERVICE | {"spec": spec}))
+    assert run.code == 1 and " k8s-service " in run.out and words in run.out, run.out
+
+
+def test_valid_services_pass(gen, tmp_path: Path) -> None:
+    for spec in (
+        {
+            "ports": [
+                {"name": "http", "port": 80, "protocol": "TCP"},
+                {"name": "grpc", "port": 81, "targetPort": "grpc"},
+            ]
+        },
+        {"clusterIP": "None", "selector": {"app": "a"}},
+        {"type": "ExternalName", "externalName": "db.example.com"},
+    ):
+        assert gen("validate", "--strict", _write(tmp_path, SERVICE | {"spec": spec})).code == 0, spec
+
+
+def test_a_removed_in_tree_volume_plugin_is_an_error_from_its_version(gen, tmp_path: Path) -> None:
+    path = _write(tmp_path, _spec(volumes=[{"name": "g", "glusterfs": {"endpoints": "e", "path": "p"}}]))
+    run = gen("validate", "-k", "1.35", path)
+    assert run.code == 1 and " k8s-volume-removed " in run.out and "non-functional in Kubernetes 1.26+" in run.out
+    assert " k8s-volume-removed " not in gen("validate", "-k", "1.25", path).out
+
+
+def test_a_beta_api_off_by_default_is_a_warning_naming_runtime_config(gen, tmp_path: Path) -> None:
+    policy = {"apiVersion": "admissionregistration.k8s.io/v1beta1", "kind": "MutatingAdmissionPolicy"}
+    path = _write(tmp_path, policy | {"metadata": {"name": "m"}, "spec": {}})
+    run = gen("validate", "-k", "1.35", path)
+    assert run.code == 0 and " k8s-api-disabled " in run.out and "--runtime-config=" in run.out
+    on = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": "v"},
+    }
+    assert " k8s-api-disabled " not in gen("validate", "-k", "1.35", _write(tmp_path, on | {"spec": {}})).out
+
+
+def test_a_removed_kind_says_it_was_removed(gen, tmp_path: Path) -> None:
+    psp = {"apiVersion": "policy/v1beta1", "kind": "PodSecurityPolicy", "metadata": {"name": "p"}, "spec": {}}
+    run = gen("validate", _write(tmp_path, psp))
+    assert run.code == 1 and "PodSecurityPolicy was removed in Kubernetes 1.25" in run.out
+    assert "spelling" not in run.out and "pod-security.kubernetes.io/enforce" in run.out
+
+
+def test_a_repeated_key_in_a_manifest_is_a_warning_and_the_last_value_wins(gen, tmp_path: Path) -> None:
+    path = tmp_path / "cm.yaml"
+    path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: '1'\n  a: 2\n")
+    run = gen("validate", path)
+    assert ":7:3: warning yaml-duplicate-key " in run.out and "kustomize refuses" in run.out
+    # the last value is what kubectl sends: 2 is a number, which a ConfigMap's data refuses
+    assert run.code == 1 and "cm.yaml:7:6: error k8s-schema 2 is a whole number" in run.out
+    path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: '1'\n  a: '2'\n")
+    assert gen("validate", path).code == 0

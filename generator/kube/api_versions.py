@@ -160,9 +160,44 @@ def not_served(version: str, api: str, kind: str) -> NotServed | None:
     if served:
         removed = shipped()[shipped().index(served[-1]) + 1]
         return NotServed(f"{api} {kind} is no longer served: Kubernetes {spell(removed)} removed it", hint)
+    if kind in REMOVED_KINDS:
+        gone, instead_text = REMOVED_KINDS[kind]
+        return NotServed(f"{kind} was removed in Kubernetes {gone}, and no API replaces it", instead_text)
     if instead:
         return NotServed(f"{api} {kind} is not served by Kubernetes {spell(shipped()[0])} or later", hint)
     return NotServed(f"Kubernetes serves no kind {kind} in {api or 'v1'}", "check the kind's spelling")
+
+
+# Kinds removed before the versions gen ships schemas for, with nothing in their place.
+REMOVED_KINDS = {
+    "PodSecurityPolicy": (
+        "1.25",
+        "Pod Security admission replaces it: label each Namespace pod-security.kubernetes.io/enforce: <level>",
+    ),
+}
+
+
+# Beta APIs of the versions gen supports that are new since 1.24 and so off by default
+# (KEP-3136): served only where the cluster enables them. Alpha APIs are always off.
+DISABLED_BETAS = frozenset(
+    {
+        "admissionregistration.k8s.io/v1beta1/MutatingAdmissionPolicy",
+        "admissionregistration.k8s.io/v1beta1/MutatingAdmissionPolicyBinding",
+        "certificates.k8s.io/v1beta1/ClusterTrustBundle",
+        "coordination.k8s.io/v1beta1/LeaseCandidate",
+        "networking.k8s.io/v1beta1/IPAddress",
+        "networking.k8s.io/v1beta1/ServiceCIDR",
+        "storage.k8s.io/v1beta1/VolumeAttributesClass",
+    }
+)
+
+
+def disabled_by_default(version: str, api: str, kind: str) -> bool:
+    """Whether kube-apiserver serves api only when the cluster enables it (--runtime-config)."""
+    group, api_version = split_api(api)
+    if not group or "." in group and group not in _builtin_groups(version):
+        return False  # a custom resource's versions are its CRD's business
+    return "alpha" in api_version or f"{api}/{kind}" in DISABLED_BETAS
 
 
 def removals() -> list[tuple[str, str, Version, Version]]:

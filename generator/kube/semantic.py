@@ -7,7 +7,7 @@ plain dicts of a manifest; findings carry a JSON path into that object.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -317,7 +317,8 @@ def check_affinity(affinity: Any, path: Path) -> Iterator[Finding]:
                 )
 
 
-def check_pod_spec(spec: Any, path: Path, owner: str) -> Iterator[Finding]:
+def check_pod_spec(spec: Any, path: Path, owner: str, claims: Iterable[str] = ()) -> Iterator[Finding]:
+    """claims: a StatefulSet's volumeClaimTemplates, which its Pods mount as volumes."""
     if not isinstance(spec, dict):
         return
     policy = spec.get("restartPolicy")
@@ -337,7 +338,7 @@ def check_pod_spec(spec: Any, path: Path, owner: str) -> Iterator[Finding]:
         if isinstance(ref, str) and ref and (err := names.dns1123_subdomain(ref)):
             yield _err((*path, field), "k8s-name", f"{field} {ref!r} {err}")
     seen: set[str] = set()
-    volumes = {str(v.get("name")) for v in spec.get("volumes") or [] if isinstance(v, dict)}
+    volumes = {str(v.get("name")) for v in spec.get("volumes") or [] if isinstance(v, dict)} | set(claims)
     for group in ("initContainers", "containers"):
         for i, c in enumerate(spec.get(group) or []):
             cpath = (*path, group, i)
@@ -619,7 +620,8 @@ def _check_subject(subject: dict[str, Any], path: Path, namespaced: bool) -> Ite
                 (*path, "namespace"), "k8s-rbac", "a ServiceAccount subject of a ClusterRoleBinding needs a namespace"
             )
     elif kind in ("User", "Group"):
-        if group != _RBAC_GROUP:
+        # SetDefaults_Subject (rbac/v1) fills an empty apiGroup in before validation
+        if (group or _RBAC_GROUP) != _RBAC_GROUP:
             yield _err((*path, "apiGroup"), "k8s-rbac", f"must be {_RBAC_GROUP!r} for a {kind}")
     else:
         yield _err((*path, "kind"), "k8s-rbac", "must be ServiceAccount, User or Group")
@@ -799,7 +801,12 @@ def check_workload(obj: dict[str, Any]) -> Iterator[Finding]:
     template = _get(obj, tpath) or {}
     yield from check_metadata(obj, (*tpath, "metadata"))
     yield from check_pod_template_annotations(template.get("metadata"), (*tpath, "metadata"), owner)
-    yield from check_pod_spec(template.get("spec"), (*tpath, "spec"), owner)
+    claims = [
+        str((claim.get("metadata") or {}).get("name"))
+        for claim in (spec.get("volumeClaimTemplates") or [] if kind == "StatefulSet" else [])
+        if isinstance(claim, dict)
+    ]
+    yield from check_pod_spec(template.get("spec"), (*tpath, "spec"), owner, claims)
     if kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"):
         selector = spec.get("selector")
         labels = (template.get("metadata") or {}).get("labels") or {}

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 import jsonschema_rs
 
 from generator import parallel, schemas
-from generator.kube import api_versions, batch, pod_security, semantic
+from generator.kube import api_versions, batch, core, pod_security, semantic
 from generator.kube.api_versions import SCHEDULER_CONFIG_KIND
 from generator.kube.scheduler_config import check_config
-from generator.kube.scope import BUILD_TOOL_GROUPS
+from generator.kube.scope import BUILD_TOOL_GROUPS, POD_SPEC_PATHS
 from generator.kube.semantic import Finding, Path
 from generator.layout import FRAGMENTS_DIR, MANIFEST_FILE
 from generator.problems import Problem, Severity, json_path
@@ -144,6 +144,18 @@ class ManifestValidator:
                 return
         if validator is None:
             yield Finding(("kind",), "k8s-unknown-kind", Severity.WARNING, f"no schema for {kind} {api}; not validated")
+        elif api_versions.disabled_by_default(version, api, kind):
+            instead = api_versions.replacement(version, api, kind)
+            yield Finding(
+                ("apiVersion",),
+                "k8s-api-disabled",
+                Severity.WARNING,
+                f"{api} is {'an alpha' if 'alpha' in api else 'a beta'} API that Kubernetes {version} serves only "
+                f"when the cluster enables it (--runtime-config={api}=true, and its feature gate)",
+                f"use {instead}, which is on by default"
+                if instead and instead != api and not api_versions.disabled_by_default(version, instead, kind)
+                else "managed control planes often cannot enable it: check yours does",
+            )
         found = list(_schema_findings(validator, obj)) if validator is not None else []
         yield from found
         if found:
@@ -162,6 +174,9 @@ class ManifestValidator:
             yield from semantic.check_priority_class(obj)
         if kind == "HorizontalPodAutoscaler":
             yield from semantic.check_hpa(obj)
+        yield from _removed_volume_plugins(obj, kind, version)
+        if kind == "Service" and api == "v1":
+            yield from core.check_service(obj)
         if kind == "Job" and api == "batch/v1":
             yield from batch.check_job_spec(obj.get("spec"), ("spec",))
         if kind == "CronJob" and api == "batch/v1":
@@ -237,6 +252,32 @@ class ManifestValidator:
             return
         for f in self._validate(cfg, cfg["apiVersion"], SCHEDULER_CONFIG_KIND, None, version):
             yield Finding(base, f.rule, f.severity, f"{json_path(f.path)}: {f.message}", f.hint)
+
+
+def _removed_volume_plugins(obj: dict[str, Any], kind: str, version: str) -> Iterator[Finding]:
+    """In-tree volume plugins kube-apiserver warns are non-functional from a version on
+    (pkg/api/pod/warnings.go): from that version such a Pod can never start."""
+    if kind == "PersistentVolume":
+        sources: list[tuple[Path, Any]] = [(("spec",), obj.get("spec"))]
+    elif kind in POD_SPEC_PATHS:
+        spec: Any = obj
+        for key in POD_SPEC_PATHS[kind]:
+            spec = spec.get(key) if isinstance(spec, dict) else None
+        volumes = spec.get("volumes") if isinstance(spec, dict) else None
+        sources = [((*POD_SPEC_PATHS[kind], "volumes", i), v) for i, v in enumerate(volumes or [])]
+    else:
+        return
+    at = api_versions.parse_version(version)
+    for path, source in sources:
+        for plugin, removed in core.REMOVED_VOLUME_PLUGINS.items():
+            if isinstance(source, dict) and plugin in source and at >= api_versions.parse_version(removed):
+                yield Finding(
+                    (*path, plugin),
+                    "k8s-volume-removed",
+                    Severity.ERROR,
+                    f"the in-tree {plugin} volume plugin is non-functional in Kubernetes {removed}+: the volume never mounts",
+                    "use the storage's CSI driver",
+                )
 
 
 def promql_error(expr: str) -> str | None:

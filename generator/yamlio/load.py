@@ -157,9 +157,10 @@ class _Builder:
     aliases, alias expansion beyond MAX_NODES, and tags the safe schema does not know.
     """
 
-    def __init__(self, source: SourceMap | None, kube: bool = False) -> None:
+    def __init__(self, source: SourceMap | None, kube: bool = False, warnings: list[_LoadError] | None = None) -> None:
         self.source = source
         self.kube = kube  # read as Kubernetes does (kube_scalars), not by gen's policy rules
+        self.warnings = warnings  # where reading goes on past a problem, as kubectl does (None: it stops)
         self.mark: _Mark | None = None
         # anchor -> (value, its path, its open frame or None once closed, nodes it expands to, its height)
         self.anchors: dict[str, tuple[Any, Path_, _Open | None, int, int]] = {}
@@ -270,12 +271,16 @@ class _Builder:
             raise _LoadError(event.start_mark, "yaml-key-type", f"mapping key {event.value!r} is not a string", hint)
         first = top.key_marks.get(key)
         if first is not None:
-            raise _LoadError(
+            duplicate = _LoadError(
                 event.start_mark,
                 "yaml-duplicate-key",
                 f"duplicate key {key!r} (first defined on line {first.line + 1})",
                 "remove one of the two; YAML would silently keep only the last",
             )
+            if not self.kube or self.warnings is None:
+                raise duplicate  # in a policy gen decides, and refuses to guess
+            duplicate.hint = "kubectl sends the last value, but kustomize refuses the file: remove one of the two"
+            self.warnings.append(duplicate)
         top.key_marks[key] = event.start_mark
         if self.source is not None:
             self.source.keys[(*top.path, key)] = _position(event.start_mark)
@@ -401,9 +406,11 @@ class _BadValue(yaml.YAMLError):
     """A scalar whose form picks a type whose constructor then rejects it."""
 
 
-def _problem_at(file: str, mark: _Mark | None, rule: str, message: str, hint: str) -> Problem:
+def _problem_at(
+    file: str, mark: _Mark | None, rule: str, message: str, hint: str, severity: Severity = Severity.ERROR
+) -> Problem:
     line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-    return Problem(file, line, col, rule, Severity.ERROR, message, hint)
+    return Problem(file, line, col, rule, severity, message, hint)
 
 
 class YamlError(ValueError):
@@ -414,8 +421,11 @@ class YamlError(ValueError):
         self.mark, self.rule, self.hint = mark, rule, hint
 
 
-def _documents(text: str, track: bool, kube: bool = False) -> Iterator[tuple[int, Any, SourceMap | None]]:
-    """(index, data, positions) per document; raises YamlError at the first problem."""
+def _documents(
+    text: str, track: bool, kube: bool = False, warnings: list[_LoadError] | None = None
+) -> Iterator[tuple[int, Any, SourceMap | None]]:
+    """(index, data, positions) per document; raises YamlError at the first problem (what reads
+    on regardless, as Kubernetes does, goes to warnings)."""
     loader = SAFE_LOADER(text)
     try:
         builder: _Builder | None = None
@@ -423,7 +433,7 @@ def _documents(text: str, track: bool, kube: bool = False) -> Iterator[tuple[int
         while loader.check_event():
             event = loader.get_event()
             if isinstance(event, yaml.DocumentStartEvent):
-                builder = _Builder(SourceMap() if track else None, kube)
+                builder = _Builder(SourceMap() if track else None, kube, warnings)
             elif isinstance(event, yaml.DocumentEndEvent) and builder is not None:
                 yield index, builder.root, builder.source
                 index += 1
@@ -544,7 +554,8 @@ def _simple(text: str, kube: bool = False) -> list[Any] | None:
 
 def _source_of(text: str, index: int, kube: bool) -> SourceMap:
     try:
-        for found, _, source in _documents(text, track=True, kube=kube):
+        tolerated: list[_LoadError] = []  # a manifest read past its warnings is located the same way
+        for found, _, source in _documents(text, track=True, kube=kube, warnings=tolerated if kube else None):
             if found == index and source is not None:
                 return source
     except YamlError:
@@ -584,13 +595,14 @@ def load_text(text: str, file: str, kube: bool = False) -> tuple[list[Document],
         return [
             Document(file, index, data, None, text, kube) for index, data in enumerate(simple) if data is not None
         ], []
+    warnings: list[_LoadError] = []
     try:
-        for index, data, _ in _documents(text, track=False, kube=kube):
+        for index, data, _ in _documents(text, track=False, kube=kube, warnings=warnings):
             if data is not None:
                 docs.append(Document(file, index, data, None, text, kube))
     except YamlError as err:
         return docs, [_problem_at(file, err.mark, err.rule, str(err), err.hint)]
-    return docs, []
+    return docs, [_problem_at(file, w.mark, w.rule, str(w), w.hint, Severity.WARNING) for w in warnings]
 
 
 def load_file(path: str | Path, display: str | None = None, kube: bool = False) -> tuple[list[Document], list[Problem]]:
