@@ -195,7 +195,7 @@ DISABLED_BETAS = frozenset(
 def disabled_by_default(version: str, api: str, kind: str) -> bool:
     """Whether kube-apiserver serves api only when the cluster enables it (--runtime-config)."""
     group, api_version = split_api(api)
-    if not group or "." in group and group not in _builtin_groups(version):
+    if not group or ("." in group and group not in _builtin_groups(version)):
         return False  # a custom resource's versions are its CRD's business
     return "alpha" in api_version or f"{api}/{kind}" in DISABLED_BETAS
 
