@@ -3,6 +3,7 @@ pkg/apis/core/validation/validation.go (ValidateService) and pkg/api/pod/warning
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -68,3 +69,98 @@ def check_service(obj: dict[str, Any]) -> Iterator[Finding]:
             yield _error((*at, "targetPort"), "must be between 1 and 65535, inclusive")
         elif isinstance(target, str) and (err := names.port_name(target)):
             yield _error((*at, "targetPort"), f"targetPort {target!r} {err}")
+
+
+_ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod")
+_CONFIG_KEY = re.compile(r"[-._a-zA-Z0-9]+\Z")
+
+
+def check_persistent_volume_claim(obj: dict[str, Any]) -> Iterator[Finding]:
+    """ValidatePersistentVolumeClaimSpec: access modes and a storage request."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    modes = spec.get("accessModes") or []
+    if not modes:
+        yield Finding(
+            ("spec", "accessModes"), "k8s-pvc", Severity.ERROR, "Required value: at least 1 access mode is required"
+        )
+    for i, mode in enumerate(modes):
+        if mode not in _ACCESS_MODES:
+            yield Finding(
+                ("spec", "accessModes", i),
+                "k8s-pvc",
+                Severity.ERROR,
+                f"Unsupported value: {mode!r}: supported values: {', '.join(_ACCESS_MODES)}",
+            )
+    if "ReadWriteOncePod" in modes and len(modes) > 1:
+        yield Finding(
+            ("spec", "accessModes"), "k8s-pvc", Severity.ERROR, "may not use ReadWriteOncePod with other access modes"
+        )
+    requests = (spec.get("resources") or {}).get("requests") or {}
+    if "storage" not in requests:
+        yield Finding(
+            ("spec", "resources"),
+            "k8s-pvc",
+            Severity.ERROR,
+            "Required value: resources.requests.storage: a claim must say how much storage it needs",
+        )
+    mode = spec.get("volumeMode")
+    if mode is not None and mode not in ("Filesystem", "Block"):
+        yield Finding(
+            ("spec", "volumeMode"), "k8s-pvc", Severity.ERROR, f"Unsupported value: {mode!r}: Filesystem or Block"
+        )
+
+
+def _config_key_error(key: str) -> str | None:
+    """IsConfigMapKey: what a ConfigMap or Secret key may be (it becomes a file name)."""
+    if len(key) > 253:
+        return "must be no more than 253 characters"
+    if not _CONFIG_KEY.match(key):
+        return "must consist of alphanumeric characters, '-', '_' or '.'"
+    if key in (".", ".."):
+        return "must not be '.' or '..'"
+    return None
+
+
+def check_config_keys(obj: dict[str, Any]) -> Iterator[Finding]:
+    """ValidateConfigMap / ValidateSecret: every key a valid file name, no key in two maps."""
+    rule = "k8s-configmap" if obj.get("kind") == "ConfigMap" else "k8s-secret"
+    fields = ("data", "binaryData") if obj.get("kind") == "ConfigMap" else ("data", "stringData")
+    seen: dict[str, str] = {}
+    for field in fields:
+        for key in obj.get(field) or {}:
+            if err := _config_key_error(str(key)):
+                yield Finding((field, key), rule, Severity.ERROR, f"key {key!r} {err}")
+            if obj.get("kind") == "ConfigMap" and key in seen:
+                yield Finding((field, key), rule, Severity.ERROR, f"duplicate of key {key!r} in {seen[key]}")
+            seen[str(key)] = field
+    if obj.get("kind") == "Secret":
+        yield from _secret_type_keys(obj, set(seen))
+
+
+# ValidateSecret: the keys a typed Secret must carry
+_SECRET_KEYS = {
+    "kubernetes.io/tls": ("tls.crt", "tls.key"),
+    "kubernetes.io/dockerconfigjson": (".dockerconfigjson",),
+    "kubernetes.io/dockercfg": (".dockercfg",),
+    "kubernetes.io/ssh-auth": ("ssh-privatekey",),
+}
+
+
+def _secret_type_keys(obj: dict[str, Any], keys: set[str]) -> Iterator[Finding]:
+    kind = obj.get("type")
+    for needed in _SECRET_KEYS.get(str(kind), ()):
+        if needed not in keys:
+            yield Finding(
+                ("type",), "k8s-secret", Severity.ERROR, f"Required value: a {kind} Secret needs the key {needed}"
+            )
+    if kind == "kubernetes.io/service-account-token":
+        annotations = (obj.get("metadata") or {}).get("annotations") or {}
+        if not annotations.get("kubernetes.io/service-account.name"):
+            yield Finding(
+                ("metadata", "annotations"),
+                "k8s-secret",
+                Severity.ERROR,
+                "Required value: a service-account-token Secret needs the annotation kubernetes.io/service-account.name",
+            )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from functools import cache, partial
 from pathlib import Path as FsPath
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import jsonschema_rs
 
 from generator import parallel, schemas
-from generator.kube import api_versions, batch, core, pod_security, semantic
+from generator.kube import admission, api_versions, batch, core, networking, pod_security, policy, resource, semantic
 from generator.kube.api_versions import SCHEDULER_CONFIG_KIND
 from generator.kube.scheduler_config import check_config
 from generator.kube.scope import BUILD_TOOL_GROUPS, POD_SPEC_PATHS
@@ -84,6 +84,26 @@ def _schema_findings(validator: schemas.TwoTierValidator, obj: Any, base: Path =
 
             err = best_match(err.context) or err
         yield Finding((*base, *err.absolute_path), "k8s-schema", Severity.ERROR, in_words(err))
+
+
+# kube-apiserver's rules per kind beyond the schemas, one module per API group.
+GROUP_RULES: dict[tuple[str, str], Callable[[dict[str, Any]], Iterator[Finding]]] = {
+    ("", "Service"): core.check_service,
+    ("", "PersistentVolumeClaim"): core.check_persistent_volume_claim,
+    ("", "ConfigMap"): core.check_config_keys,
+    ("", "Secret"): core.check_config_keys,
+    ("batch", "Job"): lambda obj: batch.check_job_spec(obj.get("spec"), ("spec",)),
+    ("batch", "CronJob"): batch.check_cron_job,
+    ("policy", "PodDisruptionBudget"): policy.check_pod_disruption_budget,
+    ("networking.k8s.io", "NetworkPolicy"): networking.check_network_policy,
+    ("networking.k8s.io", "Ingress"): networking.check_ingress,
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): admission.check_admission_policy,
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"): admission.check_admission_policy,
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): admission.check_webhooks,
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): admission.check_webhooks,
+    ("resource.k8s.io", "ResourceClaim"): resource.check_resource_claim,
+    ("resource.k8s.io", "ResourceClaimTemplate"): resource.check_resource_claim,
+}
 
 
 class ManifestValidator:
@@ -175,12 +195,9 @@ class ManifestValidator:
         if kind == "HorizontalPodAutoscaler":
             yield from semantic.check_hpa(obj)
         yield from _removed_volume_plugins(obj, kind, version)
-        if kind == "Service" and api == "v1":
-            yield from core.check_service(obj)
-        if kind == "Job" and api == "batch/v1":
-            yield from batch.check_job_spec(obj.get("spec"), ("spec",))
-        if kind == "CronJob" and api == "batch/v1":
-            yield from batch.check_cron_job(obj)
+        rules = GROUP_RULES.get((api_versions.split_api(api)[0], kind))
+        if rules is not None:  # only the kinds present pay for their group's rules
+            yield from rules(obj)
         if kind == "ConfigMap":
             yield from self._check_configmap(obj, version)
         if kind == "PrometheusRule":

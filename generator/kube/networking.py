@@ -1,0 +1,142 @@
+"""kube-apiserver's create-time rules for networking.k8s.io/v1 NetworkPolicies and Ingresses,
+read from pkg/apis/networking/validation/validation.go (ValidateNetworkPolicySpec,
+ValidateIPBlock, ValidateIngressSpec)."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterator
+from typing import Any
+
+from generator.kube import names
+from generator.kube.semantic import Finding, Path
+from generator.problems import Severity
+
+_POLICY_TYPES = ("Ingress", "Egress")
+_PROTOCOLS = ("TCP", "UDP", "SCTP")
+_PATH_TYPES = ("Exact", "Prefix", "ImplementationSpecific")
+
+
+def _error(path: Path, rule: str, message: str, hint: str = "") -> Finding:
+    return Finding(path, rule, Severity.ERROR, message, hint)
+
+
+def _ip_block(block: Any, path: Path) -> Iterator[Finding]:
+    if not isinstance(block, dict):
+        return
+    try:
+        network = ipaddress.ip_network(str(block.get("cidr", "")), strict=False)
+    except ValueError:
+        yield _error((*path, "cidr"), "k8s-network-policy", f"{block.get('cidr')!r} is not a valid CIDR")
+        return
+    for i, text in enumerate(block.get("except") or []):
+        try:
+            excluded = ipaddress.ip_network(str(text), strict=False)
+        except ValueError:
+            yield _error((*path, "except", i), "k8s-network-policy", f"{text!r} is not a valid CIDR")
+            continue
+        if excluded.version != network.version or not excluded.subnet_of(network) or excluded == network:  # type: ignore[arg-type]
+            yield _error(
+                (*path, "except", i),
+                "k8s-network-policy",
+                f"{text} must be a strict subset of `cidr` {block.get('cidr')}",
+                "an exception carves a smaller range out of the block's own",
+            )
+
+
+def _ports(ports: Any, path: Path) -> Iterator[Finding]:
+    for i, port in enumerate(ports or []):
+        if not isinstance(port, dict):
+            continue
+        at = (*path, i)
+        protocol = port.get("protocol")
+        if protocol is not None and protocol not in _PROTOCOLS:
+            yield _error((*at, "protocol"), "k8s-network-policy", f"Unsupported value: {protocol!r}: TCP, UDP or SCTP")
+        number, end = port.get("port"), port.get("endPort")
+        if isinstance(number, int) and not 1 <= number <= 65535:
+            yield _error((*at, "port"), "k8s-network-policy", "must be between 1 and 65535, inclusive")
+        elif isinstance(number, str) and (err := names.port_name(number)):
+            yield _error((*at, "port"), "k8s-network-policy", f"port {number!r} {err}")
+        if end is not None:
+            if not isinstance(number, int):
+                yield _error((*at, "endPort"), "k8s-network-policy", "may only be set when `port` is a number")
+            elif isinstance(end, int) and end < number:
+                yield _error(
+                    (*at, "endPort"), "k8s-network-policy", f"endPort {end} must be greater than or equal to `port`"
+                )
+
+
+def check_network_policy(obj: dict[str, Any]) -> Iterator[Finding]:
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    for i, kind in enumerate(spec.get("policyTypes") or []):
+        if kind not in _POLICY_TYPES:
+            yield _error(
+                ("spec", "policyTypes", i), "k8s-network-policy", f"Unsupported value: {kind!r}: Ingress or Egress"
+            )
+    for direction, peers in (("ingress", "from"), ("egress", "to")):
+        for r, rule in enumerate(spec.get(direction) or []):
+            if not isinstance(rule, dict):
+                continue
+            at = ("spec", direction, r)
+            yield from _ports(rule.get("ports"), (*at, "ports"))
+            for p, peer in enumerate(rule.get(peers) or []):
+                if not isinstance(peer, dict):
+                    continue
+                if "ipBlock" in peer and ({"podSelector", "namespaceSelector"} & peer.keys()):
+                    yield _error(
+                        (*at, peers, p),
+                        "k8s-network-policy",
+                        "may not specify more than 1 peer type (ipBlock with selectors)",
+                    )
+                yield from _ip_block(peer.get("ipBlock"), (*at, peers, p, "ipBlock"))
+
+
+def _backend(backend: Any, path: Path) -> Iterator[Finding]:
+    if not isinstance(backend, dict):
+        return
+    service, resource = backend.get("service"), backend.get("resource")
+    if (service is None) == (resource is None):
+        yield _error(path, "k8s-ingress", "exactly one of service and resource must be specified")
+    if isinstance(service, dict):
+        port = service.get("port") or {}
+        if ("name" in port) == ("number" in port):
+            yield _error((*path, "service", "port"), "k8s-ingress", "exactly one of name and number must be specified")
+        name = service.get("name")
+        if isinstance(name, str) and (err := names.dns1035_label(name)):
+            yield _error((*path, "service", "name"), "k8s-ingress", f"service name {name!r} {err}")
+
+
+def check_ingress(obj: dict[str, Any]) -> Iterator[Finding]:
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    if spec.get("defaultBackend") is None and not spec.get("rules"):
+        yield _error(("spec",), "k8s-ingress", "either `defaultBackend` or `rules` must be specified")
+    yield from _backend(spec.get("defaultBackend"), ("spec", "defaultBackend"))
+    for r, rule in enumerate(spec.get("rules") or []):
+        if not isinstance(rule, dict):
+            continue
+        host = rule.get("host")
+        if isinstance(host, str) and host:
+            bare = host[2:] if host.startswith("*.") else host
+            if err := names.dns1123_subdomain(bare):
+                yield _error(("spec", "rules", r, "host"), "k8s-ingress", f"host {host!r} {err}")
+        for p, entry in enumerate(((rule.get("http") or {}).get("paths")) or []):
+            if not isinstance(entry, dict):
+                continue
+            at = ("spec", "rules", r, "http", "paths", p)
+            kind = entry.get("pathType")
+            if kind not in _PATH_TYPES:
+                yield _error(
+                    (*at, "pathType"),
+                    "k8s-ingress",
+                    f"Unsupported value: {kind!r}: Exact, Prefix or ImplementationSpecific",
+                )
+            path = entry.get("path")
+            if kind in ("Exact", "Prefix") and not (isinstance(path, str) and path.startswith("/")):
+                yield _error(
+                    (*at, "path"), "k8s-ingress", f"must be an absolute path (starting with '/') for pathType {kind}"
+                )
+            yield from _backend(entry.get("backend"), (*at, "backend"))

@@ -1,0 +1,244 @@
+"""kube-apiserver's create-time rules across the kinds a GitOps repository holds: each rule fails
+on a manifest the strict schemas accept and passes on its corrected twin, through `gen validate`."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+META = {"name": "x", "namespace": "ns"}
+PVC = {
+    "apiVersion": "v1",
+    "kind": "PersistentVolumeClaim",
+    "metadata": META,
+    "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}}},
+}
+CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": META, "data": {"app.properties": "a=b"}}
+TLS = {
+    "apiVersion": "v1",
+    "kind": "Secret",
+    "metadata": META,
+    "type": "kubernetes.io/tls",
+    "stringData": {"tls.crt": "c", "tls.key": "k"},
+}
+PDB = {
+    "apiVersion": "policy/v1",
+    "kind": "PodDisruptionBudget",
+    "metadata": META,
+    "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "a"}}},
+}
+NETPOL = {
+    "apiVersion": "networking.k8s.io/v1",
+    "kind": "NetworkPolicy",
+    "metadata": META,
+    "spec": {
+        "podSelector": {},
+        "policyTypes": ["Egress"],
+        "egress": [
+            {
+                "to": [{"ipBlock": {"cidr": "10.0.0.0/8", "except": ["10.1.0.0/16"]}}],
+                "ports": [{"protocol": "TCP", "port": 32000, "endPort": 32768}],
+            }
+        ],
+    },
+}
+INGRESS = {
+    "apiVersion": "networking.k8s.io/v1",
+    "kind": "Ingress",
+    "metadata": META,
+    "spec": {
+        "ingressClassName": "nginx",
+        "rules": [
+            {
+                "host": "*.shop.example.com",
+                "http": {
+                    "paths": [
+                        {
+                            "path": "/api",
+                            "pathType": "Prefix",
+                            "backend": {"service": {"name": "api", "port": {"number": 80}}},
+                        }
+                    ]
+                },
+            }
+        ],
+    },
+}
+VAP = {
+    "apiVersion": "admissionregistration.k8s.io/v1",
+    "kind": "ValidatingAdmissionPolicy",
+    "metadata": {"name": "replica-limit"},
+    "spec": {
+        "failurePolicy": "Fail",
+        "matchConstraints": {
+            "resourceRules": [
+                {
+                    "apiGroups": ["apps"],
+                    "apiVersions": ["v1"],
+                    "operations": ["CREATE", "UPDATE"],
+                    "resources": ["deployments"],
+                }
+            ]
+        },
+        "validations": [
+            {
+                "expression": "object.spec.replicas <= 5",
+                "messageExpression": "'too many: ' + string(object.spec.replicas)",
+            }
+        ],
+    },
+}
+WEBHOOK = {
+    "apiVersion": "admissionregistration.k8s.io/v1",
+    "kind": "ValidatingWebhookConfiguration",
+    "metadata": {"name": "policy"},
+    "webhooks": [
+        {
+            "name": "pods.policy.example.com",
+            "sideEffects": "None",
+            "admissionReviewVersions": ["v1"],
+            "clientConfig": {"service": {"name": "policy", "namespace": "ns"}},
+            "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}],
+        }
+    ],
+}
+CLAIM_TEMPLATE = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "ResourceClaimTemplate",
+    "metadata": META,
+    "spec": {
+        "spec": {
+            "devices": {
+                "requests": [
+                    {
+                        "name": "gpu",
+                        "exactly": {
+                            "deviceClassName": "gpu.nvidia.com",
+                            "selectors": [
+                                {"cel": {"expression": "device.attributes['gpu.nvidia.com'].productName == 'A100'"}}
+                            ],
+                        },
+                    }
+                ]
+            }
+        }
+    },
+}
+
+
+def _set(obj: dict, path: tuple, value: object) -> dict:
+    out = copy.deepcopy(obj)
+    node = out
+    for key in path[:-1]:
+        node = node[key]
+    if value is None:
+        del node[path[-1]]
+    else:
+        node[path[-1]] = value
+    return out
+
+
+# (case, the good object, the change that breaks it, rule, words of the message)
+CASES = [
+    ("pvc-no-storage", PVC, (("spec", "resources"), {}), "k8s-pvc", "resources.requests.storage"),
+    ("pvc-no-access-mode", PVC, (("spec", "accessModes"), None), "k8s-pvc", "at least 1 access mode"),
+    (
+        "pvc-rwop-mixed",
+        PVC,
+        (("spec", "accessModes"), ["ReadWriteOncePod", "ReadOnlyMany"]),
+        "k8s-pvc",
+        "ReadWriteOncePod",
+    ),
+    ("configmap-key", CONFIGMAP, (("data",), {"app/properties": "a"}), "k8s-configmap", "alphanumeric"),
+    ("configmap-key-twice", CONFIGMAP, (("binaryData",), {"app.properties": "YQ=="}), "k8s-configmap", "duplicate"),
+    ("tls-secret-without-key", TLS, (("stringData",), {"tls.crt": "c"}), "k8s-secret", "tls.key"),
+    ("pdb-both", PDB, (("spec", "maxUnavailable"), 1), "k8s-pdb", "cannot be both set"),
+    ("pdb-percent", PDB, (("spec", "minAvailable"), "150%"), "k8s-pdb", "100%"),
+    (
+        "netpol-except-outside",
+        NETPOL,
+        (("spec", "egress", 0, "to", 0, "ipBlock", "except"), ["192.168.0.0/16"]),
+        "k8s-network-policy",
+        "strict subset",
+    ),
+    (
+        "netpol-bad-cidr",
+        NETPOL,
+        (("spec", "egress", 0, "to", 0, "ipBlock", "cidr"), "10.0.0.0/33"),
+        "k8s-network-policy",
+        "valid CIDR",
+    ),
+    (
+        "netpol-end-port-below",
+        NETPOL,
+        (("spec", "egress", 0, "ports", 0, "endPort"), 100),
+        "k8s-network-policy",
+        "endPort",
+    ),
+    (
+        "ingress-relative-path",
+        INGRESS,
+        (("spec", "rules", 0, "http", "paths", 0, "path"), "api"),
+        "k8s-ingress",
+        "absolute path",
+    ),
+    (
+        "ingress-two-ports",
+        INGRESS,
+        (("spec", "rules", 0, "http", "paths", 0, "backend", "service", "port"), {"name": "http", "number": 80}),
+        "k8s-ingress",
+        "exactly one of name and number",
+    ),
+    (
+        "vap-cel",
+        VAP,
+        (("spec", "validations", 0, "expression"), "object.spec.replicas <= "),
+        "k8s-admission-policy",
+        "CEL does not compile",
+    ),
+    ("webhook-two-segments", WEBHOOK, (("webhooks", 0, "name"), "policy.example"), "k8s-webhook", "three segments"),
+    (
+        "webhook-side-effects",
+        WEBHOOK,
+        (("webhooks", 0, "sideEffects"), "Some"),
+        "k8s-webhook",
+        "None or NoneOnDryRun",
+    ),
+    (
+        "claim-request-upper-case",
+        CLAIM_TEMPLATE,
+        (("spec", "spec", "devices", "requests", 0, "name"), "GPU"),
+        "k8s-resource-claim",
+        "request name",
+    ),
+    (
+        "claim-selector-cel",
+        CLAIM_TEMPLATE,
+        (
+            ("spec", "spec", "devices", "requests", 0, "exactly", "selectors", 0, "cel", "expression"),
+            "device.attributes[ == 1",
+        ),
+        "k8s-resource-claim",
+        "CEL does not compile",
+    ),
+]
+
+
+def _write(tmp_path: Path, obj: dict) -> Path:
+    path = tmp_path / "m.yaml"
+    path.write_text(yaml.safe_dump(obj))
+    return path
+
+
+@pytest.mark.parametrize(("case", "good", "change", "rule", "words"), CASES, ids=[c[0] for c in CASES])
+def test_rule_fails_and_passes(
+    gen, tmp_path: Path, case: str, good: dict, change: tuple, rule: str, words: str
+) -> None:
+    run = gen("validate", _write(tmp_path, good))
+    assert run.code == 0 and " error " not in run.out, run.out
+    bad = _set(good, *change)
+    run = gen("validate", _write(tmp_path, bad))
+    assert run.code == 1 and f" error {rule} " in run.out and words in run.out, run.out
