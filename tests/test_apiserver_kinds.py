@@ -242,3 +242,108 @@ def test_rule_fails_and_passes(
     bad = _set(good, *change)
     run = gen("validate", _write(tmp_path, bad))
     assert run.code == 1 and f" error {rule} " in run.out and words in run.out, run.out
+
+
+STATEFULSET = {
+    "apiVersion": "apps/v1",
+    "kind": "StatefulSet",
+    "metadata": META,
+    "spec": {
+        "serviceName": "db",
+        "selector": {"matchLabels": {"app": "db"}},
+        "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}},
+        "template": {
+            "metadata": {"labels": {"app": "db"}},
+            "spec": {"containers": [{"name": "db", "image": "postgres:17"}]},
+        },
+    },
+}
+DAEMONSET = {
+    "apiVersion": "apps/v1",
+    "kind": "DaemonSet",
+    "metadata": META,
+    "spec": {
+        "selector": {"matchLabels": {"app": "agent"}},
+        "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
+        "template": {
+            "metadata": {"labels": {"app": "agent"}},
+            "spec": {"containers": [{"name": "agent", "image": "agent:1.0"}]},
+        },
+    },
+}
+STORAGE_CLASS = {
+    "apiVersion": "storage.k8s.io/v1",
+    "kind": "StorageClass",
+    "metadata": {"name": "gp3"},
+    "provisioner": "ebs.csi.aws.com",
+    "volumeBindingMode": "WaitForFirstConsumer",
+    "reclaimPolicy": "Delete",
+}
+QUOTA = {
+    "apiVersion": "v1",
+    "kind": "ResourceQuota",
+    "metadata": META,
+    "spec": {"hard": {"requests.cpu": "10", "pods": "20"}, "scopes": ["NotTerminating"]},
+}
+LIMITS = {
+    "apiVersion": "v1",
+    "kind": "LimitRange",
+    "metadata": META,
+    "spec": {"limits": [{"type": "Container", "max": {"memory": "1Gi"}, "min": {"memory": "64Mi"}}]},
+}
+MORE = [
+    (
+        "sts-on-delete-rolling",
+        STATEFULSET,
+        (("spec", "updateStrategy", "type"), "OnDelete"),
+        "k8s-apps",
+        "only allowed",
+    ),
+    (
+        "sts-max-unavailable-zero",
+        STATEFULSET,
+        (("spec", "updateStrategy", "rollingUpdate", "maxUnavailable"), 0),
+        "k8s-apps",
+        "greater than 0",
+    ),
+    ("sts-pod-management", STATEFULSET, (("spec", "podManagementPolicy"), "parallel"), "k8s-apps", "Unsupported value"),
+    # maxUnavailable defaults to 1: with maxSurge 0 written out and 0 unavailable, nothing can roll
+    (
+        "ds-both-zero",
+        DAEMONSET,
+        (("spec", "updateStrategy", "rollingUpdate", "maxSurge"), 0),
+        "k8s-apps",
+        "may not be 0",
+    ),
+    (
+        "storage-class-binding",
+        STORAGE_CLASS,
+        (("volumeBindingMode",), "Lazy"),
+        "k8s-storage-class",
+        "WaitForFirstConsumer",
+    ),
+    ("quota-negative", QUOTA, (("spec", "hard", "pods"), "-1"), "k8s-quota", "greater than or equal to 0"),
+    ("quota-scope", QUOTA, (("spec", "scopes"), ["Forever"]), "k8s-quota", "Unsupported value"),
+    # the default request is defaulted from min, the default limit from max: min above max is refused
+    (
+        "limits-min-above-max",
+        LIMITS,
+        (("spec", "limits", 0, "min"), {"memory": "2Gi"}),
+        "k8s-limit-range",
+        "greater than max",
+    ),
+    (
+        "limits-default-above-max",
+        LIMITS,
+        (("spec", "limits", 0, "default"), {"memory": "2Gi"}),
+        "k8s-limit-range",
+        "default value 2Gi is greater than max",
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "good", "change", "rule", "words"), MORE, ids=[c[0] for c in MORE])
+def test_apps_storage_and_quota_rules(
+    gen, tmp_path: Path, case: str, good: dict, change: tuple, rule: str, words: str
+) -> None:
+    test_rule_fails_and_passes(gen, tmp_path, case, good, change, rule, words)

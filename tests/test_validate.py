@@ -678,7 +678,7 @@ SERVICE = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "nam
     ("case", "spec", "words"),
     [
         ("unnamed-port-of-many", {"ports": [{"name": "http", "port": 80}, {"port": 81}]}, "needs a name"),
-        ("lower-case-protocol", {"ports": [{"port": 80, "protocol": "tcp"}]}, "Unsupported value: 'tcp'"),
+        ("lower-case-protocol", {"ports": [{"port": 80, "protocol": "tcp"}]}, 'Unsupported value: "tcp"'),
         ("no-ports", {"selector": {"app": "a"}}, "a Service needs ports"),
         ("external-name-missing", {"type": "ExternalName"}, "needs externalName"),
     ],

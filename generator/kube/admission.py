@@ -16,6 +16,7 @@ from typing import Any
 from generator.kube import names
 from generator.kube.semantic import Finding, Path
 from generator.problems import Severity
+from generator.schema_messages import shown
 
 _FAILURE_POLICIES = ("Ignore", "Fail")
 _SIDE_EFFECTS = ("None", "NoneOnDryRun")
@@ -23,12 +24,18 @@ _OPERATIONS = ("*", "CREATE", "UPDATE", "DELETE", "CONNECT")
 
 
 @cache
-def cel_error(expression: str) -> str | None:
-    """Why expression does not parse as CEL (its first line), or None."""
+def _cel_environment() -> Any:
+    """One parser per process (building one also raises the recursion limit CEL's grammar needs)."""
     import celpy  # only manifests with CEL pay for the parser
 
+    return celpy.Environment()
+
+
+@cache
+def cel_error(expression: str) -> str | None:
+    """Why expression does not parse as CEL (its first line), or None."""
     try:
-        celpy.Environment().compile(expression)
+        _cel_environment().compile(expression)
     except Exception as err:  # CELParseError, and lark's errors beneath it
         text = str(err).strip().splitlines()
         return text[0] if text else type(err).__name__
@@ -52,7 +59,7 @@ def check_admission_policy(obj: dict[str, Any]) -> Iterator[Finding]:
             ("spec", "failurePolicy"),
             "k8s-admission-policy",
             Severity.ERROR,
-            f"Unsupported value: {policy!r}: Ignore or Fail",
+            f"Unsupported value: {shown(policy)}: Ignore or Fail",
         )
     for i, check in enumerate(spec.get("validations") or []):
         if isinstance(check, dict):
@@ -84,16 +91,16 @@ def check_webhooks(obj: dict[str, Any]) -> Iterator[Finding]:
         name = hook.get("name")
         if isinstance(name, str):
             if err := names.dns1123_subdomain(name):
-                yield Finding((*at, "name"), "k8s-webhook", Severity.ERROR, f"name {name!r} {err}")
+                yield Finding((*at, "name"), "k8s-webhook", Severity.ERROR, f"name {shown(name)} {err}")
             elif name.count(".") < 2:
                 yield Finding(
                     (*at, "name"),
                     "k8s-webhook",
                     Severity.ERROR,
-                    f"{name!r} should be a domain with at least three segments separated by dots",
+                    f"{shown(name)} should be a domain with at least three segments separated by dots",
                 )
             if name in seen:
-                yield Finding((*at, "name"), "k8s-webhook", Severity.ERROR, f"Duplicate value: {name!r}")
+                yield Finding((*at, "name"), "k8s-webhook", Severity.ERROR, f"Duplicate value: {shown(name)}")
             seen.add(name)
         effects = hook.get("sideEffects")
         if effects not in _SIDE_EFFECTS:
@@ -101,14 +108,17 @@ def check_webhooks(obj: dict[str, Any]) -> Iterator[Finding]:
                 (*at, "sideEffects"),
                 "k8s-webhook",
                 Severity.ERROR,
-                f"Unsupported value: {effects!r}: None or NoneOnDryRun (v1 requires it)",
+                f"Unsupported value: {shown(effects)}: None or NoneOnDryRun (v1 requires it)",
             )
         if not hook.get("admissionReviewVersions"):
             yield Finding((*at, "admissionReviewVersions"), "k8s-webhook", Severity.ERROR, "Required value: list v1")
         policy = hook.get("failurePolicy")
         if policy is not None and policy not in _FAILURE_POLICIES:
             yield Finding(
-                (*at, "failurePolicy"), "k8s-webhook", Severity.ERROR, f"Unsupported value: {policy!r}: Ignore or Fail"
+                (*at, "failurePolicy"),
+                "k8s-webhook",
+                Severity.ERROR,
+                f"Unsupported value: {shown(policy)}: Ignore or Fail",
             )
         config = hook.get("clientConfig") or {}
         if ("url" in config) == ("service" in config):
@@ -127,7 +137,7 @@ def check_webhooks(obj: dict[str, Any]) -> Iterator[Finding]:
                         (*at, "rules", r, "operations", o),
                         "k8s-webhook",
                         Severity.ERROR,
-                        f"Unsupported value: {op!r}: *, CREATE, UPDATE, DELETE or CONNECT",
+                        f"Unsupported value: {shown(op)}: *, CREATE, UPDATE, DELETE or CONNECT",
                     )
         for m, condition in enumerate(hook.get("matchConditions") or []):
             if isinstance(condition, dict):

@@ -14,6 +14,7 @@ from typing import Any
 
 from generator.kube.semantic import Finding, Path
 from generator.problems import Severity
+from generator.schema_messages import shown
 
 _CRON_FIELDS: tuple[
     tuple[str, int, int, dict[str, int]], ...
@@ -155,7 +156,9 @@ _CONCURRENCY_POLICIES = ("Allow", "Forbid", "Replace")
 
 
 def _unsupported(path: Path, rule: str, value: Any, allowed: tuple[str, ...]) -> Finding:
-    return _error(path, rule, f"Unsupported value: {value!r}: supported values: {', '.join(repr(a) for a in allowed)}")
+    return _error(
+        path, rule, f"Unsupported value: {shown(value)}: supported values: {', '.join(repr(a) for a in allowed)}"
+    )
 
 
 def check_job_spec(spec: Any, path: Path) -> Iterator[Finding]:
@@ -253,7 +256,7 @@ def check_cron_job(obj: dict[str, Any]) -> Iterator[Finding]:
             yield _error(
                 ("spec", "schedule"),
                 "k8s-cronjob",
-                f"{schedule!r}: {err}",
+                f"{shown(schedule)}: {err}",
                 "five fields: minute hour day-of-month month day-of-week, or a descriptor such as @daily",
             )
         if "TZ" in schedule:

@@ -8,8 +8,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from generator.kube import names
+from generator.kube.quantity import parse_quantity
 from generator.kube.semantic import Finding
 from generator.problems import Severity
+from generator.schema_messages import shown
 
 # pkg/api/pod/warnings.go: the version from which each in-tree plugin is "non-functional"
 REMOVED_VOLUME_PLUGINS = {
@@ -50,15 +52,15 @@ def check_service(obj: dict[str, Any]) -> Iterator[Finding]:
             yield _error((*at, "name"), "Required value: every port of a multi-port Service needs a name")
         elif isinstance(name, str) and name:
             if err := names.port_name(name):
-                yield _error((*at, "name"), f"port name {name!r} {err}")
+                yield _error((*at, "name"), f"port name {shown(name)} {err}")
             if name in seen:
-                yield _error((*at, "name"), f"Duplicate value: port name {name!r}")
+                yield _error((*at, "name"), f"Duplicate value: port name {shown(name)}")
             seen.add(name)
         protocol = port.get("protocol")
         if protocol is not None and protocol not in _PROTOCOLS:
             yield _error(
                 (*at, "protocol"),
-                f"Unsupported value: {protocol!r}: supported values: TCP, UDP, SCTP",
+                f"Unsupported value: {shown(protocol)}: supported values: TCP, UDP, SCTP",
                 "protocols are upper case" if str(protocol).upper() in _PROTOCOLS else "",
             )
         number = port.get("port")
@@ -68,7 +70,7 @@ def check_service(obj: dict[str, Any]) -> Iterator[Finding]:
         if isinstance(target, int) and not 1 <= target <= 65535:
             yield _error((*at, "targetPort"), "must be between 1 and 65535, inclusive")
         elif isinstance(target, str) and (err := names.port_name(target)):
-            yield _error((*at, "targetPort"), f"targetPort {target!r} {err}")
+            yield _error((*at, "targetPort"), f"targetPort {shown(target)} {err}")
 
 
 _ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod")
@@ -91,7 +93,7 @@ def check_persistent_volume_claim(obj: dict[str, Any]) -> Iterator[Finding]:
                 ("spec", "accessModes", i),
                 "k8s-pvc",
                 Severity.ERROR,
-                f"Unsupported value: {mode!r}: supported values: {', '.join(_ACCESS_MODES)}",
+                f"Unsupported value: {shown(mode)}: supported values: {', '.join(_ACCESS_MODES)}",
             )
     if "ReadWriteOncePod" in modes and len(modes) > 1:
         yield Finding(
@@ -108,7 +110,7 @@ def check_persistent_volume_claim(obj: dict[str, Any]) -> Iterator[Finding]:
     mode = spec.get("volumeMode")
     if mode is not None and mode not in ("Filesystem", "Block"):
         yield Finding(
-            ("spec", "volumeMode"), "k8s-pvc", Severity.ERROR, f"Unsupported value: {mode!r}: Filesystem or Block"
+            ("spec", "volumeMode"), "k8s-pvc", Severity.ERROR, f"Unsupported value: {shown(mode)}: Filesystem or Block"
         )
 
 
@@ -131,9 +133,9 @@ def check_config_keys(obj: dict[str, Any]) -> Iterator[Finding]:
     for field in fields:
         for key in obj.get(field) or {}:
             if err := _config_key_error(str(key)):
-                yield Finding((field, key), rule, Severity.ERROR, f"key {key!r} {err}")
+                yield Finding((field, key), rule, Severity.ERROR, f"key {shown(key)} {err}")
             if obj.get("kind") == "ConfigMap" and key in seen:
-                yield Finding((field, key), rule, Severity.ERROR, f"duplicate of key {key!r} in {seen[key]}")
+                yield Finding((field, key), rule, Severity.ERROR, f"duplicate of key {shown(key)} in {seen[key]}")
             seen[str(key)] = field
     if obj.get("kind") == "Secret":
         yield from _secret_type_keys(obj, set(seen))
@@ -164,3 +166,82 @@ def _secret_type_keys(obj: dict[str, Any], keys: set[str]) -> Iterator[Finding]:
                 Severity.ERROR,
                 "Required value: a service-account-token Secret needs the annotation kubernetes.io/service-account.name",
             )
+
+
+_QUOTA_SCOPES = (
+    "Terminating",
+    "NotTerminating",
+    "BestEffort",
+    "NotBestEffort",
+    "PriorityClass",
+    "CrossNamespacePodAffinity",
+    "VolumeAttributesClass",
+)
+
+
+def check_resource_quota(obj: dict[str, Any]) -> Iterator[Finding]:
+    """ValidateResourceQuotaSpec: quantities not negative, scopes known."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    for name, value in (spec.get("hard") or {}).items():
+        amount = parse_quantity(value)
+        if amount is None:
+            yield Finding(("spec", "hard", name), "k8s-quota", Severity.ERROR, f"{shown(value)} is not a quantity")
+        elif amount < 0:
+            yield Finding(("spec", "hard", name), "k8s-quota", Severity.ERROR, "must be greater than or equal to 0")
+    for i, scope in enumerate(spec.get("scopes") or []):
+        if scope not in _QUOTA_SCOPES:
+            yield Finding(("spec", "scopes", i), "k8s-quota", Severity.ERROR, f"Unsupported value: {shown(scope)}")
+
+
+_LIMIT_TYPES = ("Pod", "Container", "PersistentVolumeClaim")
+
+
+def _limit_item_defaults(item: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """SetDefaults_LimitRangeItem: a Container's default limit is its max, its default request
+    the default limit, else the min; kube-apiserver validates what these make."""
+    sections = {key: dict(item.get(key) or {}) for key in ("max", "min", "default", "defaultRequest")}
+    if item.get("type") == "Container":
+        for key, value in sections["max"].items():
+            sections["default"].setdefault(key, value)
+        for key, value in sections["default"].items():
+            sections["defaultRequest"].setdefault(key, value)
+        for key, value in sections["min"].items():
+            sections["defaultRequest"].setdefault(key, value)
+    return sections
+
+
+# (lower, upper): ValidateLimitRange's orderings, each checked per resource
+_LIMIT_ORDER = (
+    ("min", "max"),
+    ("min", "defaultRequest"),
+    ("defaultRequest", "max"),
+    ("min", "default"),
+    ("default", "max"),
+    ("defaultRequest", "default"),
+)
+
+
+def check_limit_range(obj: dict[str, Any]) -> Iterator[Finding]:
+    for i, item in enumerate((obj.get("spec") or {}).get("limits") or []):
+        if not isinstance(item, dict):
+            continue
+        at = ("spec", "limits", i)
+        if item.get("type") not in _LIMIT_TYPES:
+            yield Finding(
+                (*at, "type"), "k8s-limit-range", Severity.ERROR, f"Unsupported value: {shown(item.get('type'))}"
+            )
+        sections = _limit_item_defaults(item)
+        for low, high in _LIMIT_ORDER:
+            for name in sorted(set(sections[low]) & set(sections[high])):
+                lower, upper = parse_quantity(sections[low][name]), parse_quantity(sections[high][name])
+                if lower is not None and upper is not None and lower > upper:
+                    where = low if low in item and name in (item.get(low) or {}) else high
+                    yield Finding(
+                        (*at, where, name),
+                        "k8s-limit-range",
+                        Severity.ERROR,
+                        f"{low} value {sections[low][name]} is greater than {high} value {sections[high][name]}"
+                        + ("" if low in item and high in item else " (after defaulting)"),
+                    )

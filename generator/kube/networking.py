@@ -11,6 +11,7 @@ from typing import Any
 from generator.kube import names
 from generator.kube.semantic import Finding, Path
 from generator.problems import Severity
+from generator.schema_messages import shown
 
 _POLICY_TYPES = ("Ingress", "Egress")
 _PROTOCOLS = ("TCP", "UDP", "SCTP")
@@ -27,13 +28,13 @@ def _ip_block(block: Any, path: Path) -> Iterator[Finding]:
     try:
         network = ipaddress.ip_network(str(block.get("cidr", "")), strict=False)
     except ValueError:
-        yield _error((*path, "cidr"), "k8s-network-policy", f"{block.get('cidr')!r} is not a valid CIDR")
+        yield _error((*path, "cidr"), "k8s-network-policy", f"{shown(block.get('cidr'))} is not a valid CIDR")
         return
     for i, text in enumerate(block.get("except") or []):
         try:
             excluded = ipaddress.ip_network(str(text), strict=False)
         except ValueError:
-            yield _error((*path, "except", i), "k8s-network-policy", f"{text!r} is not a valid CIDR")
+            yield _error((*path, "except", i), "k8s-network-policy", f"{shown(text)} is not a valid CIDR")
             continue
         if excluded.version != network.version or not excluded.subnet_of(network) or excluded == network:  # type: ignore[arg-type]
             yield _error(
@@ -51,12 +52,14 @@ def _ports(ports: Any, path: Path) -> Iterator[Finding]:
         at = (*path, i)
         protocol = port.get("protocol")
         if protocol is not None and protocol not in _PROTOCOLS:
-            yield _error((*at, "protocol"), "k8s-network-policy", f"Unsupported value: {protocol!r}: TCP, UDP or SCTP")
+            yield _error(
+                (*at, "protocol"), "k8s-network-policy", f"Unsupported value: {shown(protocol)}: TCP, UDP or SCTP"
+            )
         number, end = port.get("port"), port.get("endPort")
         if isinstance(number, int) and not 1 <= number <= 65535:
             yield _error((*at, "port"), "k8s-network-policy", "must be between 1 and 65535, inclusive")
         elif isinstance(number, str) and (err := names.port_name(number)):
-            yield _error((*at, "port"), "k8s-network-policy", f"port {number!r} {err}")
+            yield _error((*at, "port"), "k8s-network-policy", f"port {shown(number)} {err}")
         if end is not None:
             if not isinstance(number, int):
                 yield _error((*at, "endPort"), "k8s-network-policy", "may only be set when `port` is a number")
@@ -73,7 +76,7 @@ def check_network_policy(obj: dict[str, Any]) -> Iterator[Finding]:
     for i, kind in enumerate(spec.get("policyTypes") or []):
         if kind not in _POLICY_TYPES:
             yield _error(
-                ("spec", "policyTypes", i), "k8s-network-policy", f"Unsupported value: {kind!r}: Ingress or Egress"
+                ("spec", "policyTypes", i), "k8s-network-policy", f"Unsupported value: {shown(kind)}: Ingress or Egress"
             )
     for direction, peers in (("ingress", "from"), ("egress", "to")):
         for r, rule in enumerate(spec.get(direction) or []):
@@ -105,7 +108,7 @@ def _backend(backend: Any, path: Path) -> Iterator[Finding]:
             yield _error((*path, "service", "port"), "k8s-ingress", "exactly one of name and number must be specified")
         name = service.get("name")
         if isinstance(name, str) and (err := names.dns1035_label(name)):
-            yield _error((*path, "service", "name"), "k8s-ingress", f"service name {name!r} {err}")
+            yield _error((*path, "service", "name"), "k8s-ingress", f"service name {shown(name)} {err}")
 
 
 def check_ingress(obj: dict[str, Any]) -> Iterator[Finding]:
@@ -122,7 +125,7 @@ def check_ingress(obj: dict[str, Any]) -> Iterator[Finding]:
         if isinstance(host, str) and host:
             bare = host[2:] if host.startswith("*.") else host
             if err := names.dns1123_subdomain(bare):
-                yield _error(("spec", "rules", r, "host"), "k8s-ingress", f"host {host!r} {err}")
+                yield _error(("spec", "rules", r, "host"), "k8s-ingress", f"host {shown(host)} {err}")
         for p, entry in enumerate(((rule.get("http") or {}).get("paths")) or []):
             if not isinstance(entry, dict):
                 continue
@@ -132,7 +135,7 @@ def check_ingress(obj: dict[str, Any]) -> Iterator[Finding]:
                 yield _error(
                     (*at, "pathType"),
                     "k8s-ingress",
-                    f"Unsupported value: {kind!r}: Exact, Prefix or ImplementationSpecific",
+                    f"Unsupported value: {shown(kind)}: Exact, Prefix or ImplementationSpecific",
                 )
             path = entry.get("path")
             if kind in ("Exact", "Prefix") and not (isinstance(path, str) and path.startswith("/")):

@@ -9,6 +9,7 @@ from typing import Any
 
 from generator.kube.semantic import Finding
 from generator.problems import Severity
+from generator.schema_messages import shown
 
 _PERCENT = re.compile(r"[0-9]+%\Z")
 _EVICTION_POLICIES = ("IfHealthyBudget", "AlwaysAllow")
@@ -44,5 +45,5 @@ def check_pod_disruption_budget(obj: dict[str, Any]) -> Iterator[Finding]:
             ("spec", "unhealthyPodEvictionPolicy"),
             "k8s-pdb",
             Severity.ERROR,
-            f"Unsupported value: {policy!r}: supported values: {', '.join(_EVICTION_POLICIES)}",
+            f"Unsupported value: {shown(policy)}: supported values: {', '.join(_EVICTION_POLICIES)}",
         )

@@ -11,6 +11,7 @@ from generator.kube import names
 from generator.kube.admission import cel_error
 from generator.kube.semantic import Finding, Path
 from generator.problems import Severity
+from generator.schema_messages import shown
 
 
 def _claim_spec(spec: Any, path: Path) -> Iterator[Finding]:
@@ -25,9 +26,9 @@ def _claim_spec(spec: Any, path: Path) -> Iterator[Finding]:
         name = request.get("name")
         if isinstance(name, str):
             if err := names.dns1123_label(name):
-                yield Finding((*at, "name"), "k8s-resource-claim", Severity.ERROR, f"request name {name!r} {err}")
+                yield Finding((*at, "name"), "k8s-resource-claim", Severity.ERROR, f"request name {shown(name)} {err}")
             if name in seen:
-                yield Finding((*at, "name"), "k8s-resource-claim", Severity.ERROR, f"Duplicate value: {name!r}")
+                yield Finding((*at, "name"), "k8s-resource-claim", Severity.ERROR, f"Duplicate value: {shown(name)}")
             seen.add(name)
         # v1 nests the request under `exactly` (or firstAvailable); v1beta1 has it in place
         for base, body in (((*at, "exactly"), request.get("exactly")), (at, request)):

@@ -18,7 +18,19 @@ from typing import TYPE_CHECKING, Any
 import jsonschema_rs
 
 from generator import parallel, schemas
-from generator.kube import admission, api_versions, batch, core, networking, pod_security, policy, resource, semantic
+from generator.kube import (
+    admission,
+    api_versions,
+    apps,
+    batch,
+    core,
+    networking,
+    pod_security,
+    policy,
+    resource,
+    semantic,
+    storage,
+)
 from generator.kube.api_versions import SCHEDULER_CONFIG_KIND
 from generator.kube.scheduler_config import check_config
 from generator.kube.scope import BUILD_TOOL_GROUPS, POD_SPEC_PATHS
@@ -92,6 +104,11 @@ GROUP_RULES: dict[tuple[str, str], Callable[[dict[str, Any]], Iterator[Finding]]
     ("", "PersistentVolumeClaim"): core.check_persistent_volume_claim,
     ("", "ConfigMap"): core.check_config_keys,
     ("", "Secret"): core.check_config_keys,
+    ("", "ResourceQuota"): core.check_resource_quota,
+    ("", "LimitRange"): core.check_limit_range,
+    ("apps", "StatefulSet"): apps.check_stateful_set,
+    ("apps", "DaemonSet"): apps.check_daemon_set,
+    ("storage.k8s.io", "StorageClass"): storage.check_storage_class,
     ("batch", "Job"): lambda obj: batch.check_job_spec(obj.get("spec"), ("spec",)),
     ("batch", "CronJob"): batch.check_cron_job,
     ("policy", "PodDisruptionBudget"): policy.check_pod_disruption_budget,

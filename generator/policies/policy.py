@@ -112,7 +112,7 @@ def _unknown_fields(doc: Document, err: jsonschema.ValidationError, schema_file:
             doc.problem(
                 (*path, key),
                 "policy-unknown-field",
-                f"unknown field {key!r}",
+                f"unknown field {shown(key)}",
                 hint=_did_you_mean(key, allowed, path),
                 key=True,
             )
