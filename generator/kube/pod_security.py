@@ -250,6 +250,7 @@ def workload_violations(obj: dict[str, Any]) -> list[Violation]:
 
 def enforced_level(namespace: dict[str, Any]) -> str | None:
     """The level a Namespace object enforces, if it names a valid one."""
-    labels = (namespace.get("metadata") or {}).get("labels") or {}
+    meta = namespace.get("metadata")
+    labels = meta.get("labels") if isinstance(meta, dict) else None
     level = labels.get(ENFORCE_LABEL) if isinstance(labels, dict) else None
     return level if level in LEVELS else None

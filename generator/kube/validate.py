@@ -37,7 +37,7 @@ from generator.kube.scope import BUILD_TOOL_GROUPS, POD_SPEC_PATHS
 from generator.kube.semantic import Finding, Path
 from generator.layout import FRAGMENTS_DIR, MANIFEST_FILE
 from generator.problems import Problem, Severity, json_path
-from generator.schema_messages import in_words
+from generator.schema_messages import in_words, shown
 from generator.yamlio.kube_scalars import plain_value
 from generator.yamlio.load import Document, YamlError, load_file, parse_yaml, yaml_files
 
@@ -123,6 +123,33 @@ GROUP_RULES: dict[tuple[str, str], Callable[[dict[str, Any]], Iterator[Finding]]
 }
 
 
+def pod_security_finding(
+    v: pod_security.Violation, namespace: str, level: str | None, own_output: bool
+) -> Finding | None:
+    """A failed Pod Security check where the Pods' namespace enforces level (None: unknown)."""
+    if level is not None and pod_security.LEVELS[v.level] <= pod_security.LEVELS[level]:
+        return Finding(
+            v.path,
+            "pod-security",
+            Severity.ERROR,
+            f"namespace {namespace} enforces Pod Security {shown(level)}, which refuses these Pods "
+            f"(check {v.check}): {v.detail}",
+            "gen's namespaces enforce restricted: to run it, bring a Namespace of your own with a lower "
+            "level (a Manifests policy, and createNamespaces: false on the Target)"
+            if own_output
+            else "meet the level, or run the workload in a namespace that enforces a lower one",
+        )
+    if v.check in pod_security.HOST_AND_PRIVILEGE or v.path[-1] in ("allowPrivilegeEscalation", "add"):
+        return Finding(
+            v.path,
+            "pod-security",
+            Severity.WARNING,
+            f"Pod Security {v.level} check {v.check}: {v.detail}",
+            f"a namespace enforcing {v.level} refuses these Pods",
+        )
+    return None
+
+
 class ManifestValidator:
     """Validates objects for one or more Kubernetes versions; `plugins` are extra scheduler plugins.
 
@@ -143,7 +170,8 @@ class ManifestValidator:
         self.versions = tuple(dict.fromkeys(versions))
         self.plugins = tuple(plugins)
         self.opinion = Severity.ERROR if own_output else Severity.WARNING
-        self.enforced = dict(enforced or {})  # namespace -> the Pod Security level it enforces
+        # namespace -> the Pod Security level it enforces; None: judged by the caller afterwards
+        self.enforced = dict(enforced) if enforced is not None else None
 
     def validate(self, obj: Any, text: str | None = None) -> list[Finding]:
         """Findings for obj; text, where given, is YAML obj was read from (it may hold more).
@@ -233,33 +261,16 @@ class ManifestValidator:
 
     def _pod_security(self, obj: dict[str, Any]) -> Iterator[Finding]:
         """Pod Security admission: an error where the namespace enforces a level the Pods fail
-        (they are never created); elsewhere host access and privilege stay warnings."""
-        violations = pod_security.workload_violations(obj)
-        if not violations:
+        (they are never created); elsewhere host access and privilege stay warnings. With
+        enforced None the caller judges it, once it knows every Namespace (see validate_paths)."""
+        if self.enforced is None:
             return
         namespace = (obj.get("metadata") or {}).get("namespace")
         level = self.enforced.get(namespace) if isinstance(namespace, str) else None
-        for v in violations:
-            if level is not None and pod_security.LEVELS[v.level] <= pod_security.LEVELS[level]:
-                yield Finding(
-                    v.path,
-                    "pod-security",
-                    Severity.ERROR,
-                    f"namespace {namespace} enforces Pod Security {level!r}, which refuses these Pods "
-                    f"(check {v.check}): {v.detail}",
-                    "gen's namespaces enforce 'restricted': to run it, bring a Namespace of your own with a lower "
-                    "level (a Manifests policy, and createNamespaces: false on the Target)"
-                    if self.opinion is Severity.ERROR
-                    else "meet the level, or run the workload in a namespace that enforces a lower one",
-                )
-            elif v.check in pod_security.HOST_AND_PRIVILEGE or v.path[-1] in ("allowPrivilegeEscalation", "add"):
-                yield Finding(
-                    v.path,
-                    "pod-security",
-                    Severity.WARNING,
-                    f"Pod Security {v.level} check {v.check}: {v.detail}",
-                    f"a namespace enforcing {v.level} refuses these Pods",
-                )
+        for v in pod_security.workload_violations(obj):
+            finding = pod_security_finding(v, str(namespace), level, own_output=self.opinion is Severity.ERROR)
+            if finding is not None:
+                yield finding
 
     def _check_configmap(self, obj: dict[str, Any], version: str) -> Iterator[Finding]:
         for key, value in (obj.get("data") or {}).items():
@@ -420,19 +431,50 @@ def _check_size(obj: dict[str, Any], kind: str, text: str | None) -> Iterator[Fi
         )
 
 
-def _validate_file(file: tuple[str, str], validator: ManifestValidator) -> list[Problem]:
+# A workload's failed Pod Security check, judged once every Namespace among the inputs is known:
+# its namespace, the check it fails, and where (a located finding whose words come later).
+Deferred = tuple[str, pod_security.Violation, Problem]
+
+
+def _validate_file(
+    file: tuple[str, str], validator: ManifestValidator
+) -> tuple[list[Problem], dict[str, str], list[Deferred]]:
+    """The file's findings, the Pod Security levels its Namespaces enforce, and its workloads'
+    failed Pod Security checks, which wait for the Namespaces of every file."""
     docs, problems = load_file(*file, kube=True)
+    enforced: dict[str, str] = {}
+    deferred: list[Deferred] = []
     for doc in docs:
+        findings = validator.validate(doc.data, doc.text)
         problems += [
             doc.problem(f.path, f.rule, f.message, severity=f.severity, hint=f.hint or quote_hint(doc, f.path, f))
-            for f in validator.validate(doc.data, doc.text)
+            for f in findings
         ]
-    return problems
+        data = doc.data
+        if not isinstance(data, dict) or any(f.rule in ("k8s-schema", "k8s-object") for f in findings):
+            continue  # the checks below assume the shape is right
+        if data.get("kind") == "Namespace" and (level := pod_security.enforced_level(data)):
+            enforced[str((data.get("metadata") or {}).get("name"))] = level
+        namespace = str((data.get("metadata") or {}).get("namespace"))
+        deferred += [
+            (namespace, v, doc.problem(v.path, "pod-security", "")) for v in pod_security.workload_violations(data)
+        ]
+    return problems, enforced, deferred
+
+
+def _judged(deferred: list[Deferred], enforced: dict[str, str]) -> list[Problem]:
+    """The Pod Security findings, now that every Namespace among the inputs is known."""
+    out = []
+    for namespace, violation, located in deferred:
+        finding = pod_security_finding(violation, namespace, enforced.get(namespace), own_output=False)
+        if finding is not None:
+            out.append(replace(located, severity=finding.severity, message=finding.message, hint=finding.hint))
+    return out
 
 
 def quote_hint(doc: Document, path: Path, finding: Finding) -> str:
     """For a string field holding an unquoted `y`, `on` or `1e3` (at path of doc): how Kubernetes read it."""
-    if finding.rule != "k8s-schema" or "is not of type 'string'" not in finding.message:
+    if finding.rule != "k8s-schema" or not finding.message.endswith("takes a string"):
         return ""
     scalar = doc.source.scalars.get(path)
     if scalar is None or not scalar.plain:
@@ -494,43 +536,22 @@ def _without_charts(files: list[tuple[str, str]]) -> tuple[list[tuple[str, str]]
     return kept, notes
 
 
-_ENFORCE = pod_security.ENFORCE_LABEL.encode()
-
-
-def _enforced_namespaces(files: list[tuple[str, str]]) -> dict[str, str]:
-    """The Pod Security level each Namespace among the inputs enforces: only files that spell the
-    label are parsed, so a repository without one pays a byte search per file."""
-    enforced: dict[str, str] = {}
-    for path, name in files:
-        try:
-            with open(path, "rb", buffering=0) as fh:
-                if _ENFORCE not in fh.readall():
-                    continue
-        except OSError:
-            continue  # reported when the file is validated
-        for doc in load_file(path, name, kube=True)[0]:
-            data = doc.data
-            if (
-                isinstance(data, dict)
-                and data.get("kind") == "Namespace"
-                and (level := pod_security.enforced_level(data))
-            ):
-                enforced[str((data.get("metadata") or {}).get("name"))] = level
-    return enforced
-
-
 def validate_paths(paths: Iterable[FsPath], versions: tuple[str, ...], plugins: tuple[str, ...] = ()) -> list[Problem]:
     """`gen validate`: every manifest below paths, in worker processes when there are many."""
     files, problems = yaml_files(paths)
     files, notes = _without_charts([(path, name) for path, name in files if not _is_fragment(path)])
     problems += notes
     # an unsupported version is a usage error before any work
-    validator = ManifestValidator(versions, plugins, enforced=_enforced_namespaces(files))
+    validator = ManifestValidator(versions, plugins, enforced=None)
     processes = parallel.workers(len(files))
     if processes > 1:
         for version in validator.versions:
             load_kubernetes_schemas(version)  # parsed once here, inherited by every worker
     job = partial(_validate_file, validator=validator)
-    for found in parallel.map_in_order(job, files, processes):
+    enforced: dict[str, str] = {}
+    deferred: list[Deferred] = []
+    for found, levels, waiting in parallel.map_in_order(job, files, processes):
         problems += found
-    return problems
+        enforced.update(levels)
+        deferred += waiting
+    return problems + _judged(deferred, enforced)
