@@ -103,7 +103,7 @@ def test_gens_restricted_namespace_refuses_a_privileged_workload(gen, tmp_path: 
     run = _render(gen, tmp_path, monkeypatch, agent=AGENT + "  securityContext: {privileged: true}\n")
     assert run.code == 1
     assert "p/agent.yaml:8:" in run.err  # the securityContext line that asked for it
-    assert "namespace agents enforces Pod Security \"restricted\", which refuses these Pods (check privileged)" in run.err
+    assert 'namespace agents enforces Pod Security "restricted", which refuses these Pods (check privileged)' in run.err
     assert "createNamespaces: false" in run.err
     assert _render(gen, tmp_path, monkeypatch, agent=AGENT).code == 0  # gen's defaults pass restricted
 
@@ -140,7 +140,7 @@ def _validate(gen, tmp_path: Path, *objects: dict):
 
 def test_validate_refuses_pods_below_the_level_of_a_namespace_it_reads(gen, tmp_path: Path) -> None:
     run = _validate(gen, tmp_path, NAMESPACE, _deployment(hostNetwork=True))
-    assert run.code == 1 and "error pod-security namespace web enforces Pod Security \"baseline\"" in run.out
+    assert run.code == 1 and 'error pod-security namespace web enforces Pod Security "baseline"' in run.out
     assert "(check hostNamespaces): hostNetwork=true" in run.out
     # baseline does not ask for restricted's settings: a plain Deployment passes
     assert _validate(gen, tmp_path, NAMESPACE, _deployment()).code == 0
