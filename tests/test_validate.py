@@ -738,3 +738,12 @@ def test_a_repeated_key_in_a_manifest_is_a_warning_and_the_last_value_wins(gen, 
     assert run.code == 1 and "cm.yaml:7:6: error k8s-schema 2 is a whole number" in run.out
     path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: '1'\n  a: '2'\n")
     assert gen("validate", path).code == 0
+
+
+def test_an_unquoted_yaml11_value_gets_the_quoting_hint(gen, tmp_path: Path) -> None:
+    path = tmp_path / "cm.yaml"
+    path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  labels: {enabled: y}\n")
+    run = gen("validate", path)
+    assert run.code == 1 and "hint: Kubernetes reads the unquoted 'y' as a bool; quote it" in run.out, run.out
+    path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  labels: {enabled: 'y'}\n")
+    assert gen("validate", path).code == 0
