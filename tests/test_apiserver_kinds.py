@@ -205,7 +205,7 @@ CASES = [
         WEBHOOK,
         (("webhooks", 0, "sideEffects"), "Some"),
         "k8s-webhook",
-        "None or NoneOnDryRun",
+        '"None", "NoneOnDryRun"',
     ),
     (
         "claim-request-upper-case",

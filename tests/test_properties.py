@@ -263,7 +263,7 @@ STACK_FILES = {
 
 
 # What no message may show: a raw regular expression, jsonschema's type sentence, a Python repr.
-UNREADABLE = re.compile(r"\^[\[(]|[\])]\*?\$'|\\S|is not of type|PosixPath\(|\{'|\['|\bNone\b")
+UNREADABLE = re.compile(r"\^[\[(]|[\])]\*?\$'|\\S|is not of type|PosixPath\(|\{'|\['|(?<!\")\bNone\b(?!\")")
 
 
 def _assert_readable(problems) -> None:
@@ -462,15 +462,19 @@ def test_any_out_is_rendered_into_or_refused_without_touching_the_users_files(
 # cel-python raises the recursion limit when its parser is built: done here, before any example runs
 importlib.import_module("generator.kube.admission").cel_error("true")
 
-KINDS_FILE = ROOT / "tests" / "realworld" / "valid" / "cluster-policies.yaml"
-KIND_DOCS = list(yaml.safe_load_all(KINDS_FILE.read_text()))
+KIND_DOCS = [
+    doc
+    for name in ("cluster-policies.yaml", "workload-kinds.yaml")
+    for doc in yaml.safe_load_all((ROOT / "tests" / "realworld" / "valid" / name).read_text())
+]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_mutated_manifests_of_every_kind_give_located_findings(tmp_path_factory, data) -> None:
     """Random edits of documented examples of the kinds gen validate checks beyond their schemas
-    (NetworkPolicy, Ingress, budgets, claims, ConfigMaps, admission policies, webhooks):
+    (NetworkPolicy, Ingress, budgets, claims, ConfigMaps, admission policies, webhooks,
+    StatefulSets, DaemonSets, Jobs, CronJobs, Services, quotas, LimitRanges, a Namespace):
     never a crash, every finding at a line, no raw expression or repr in a message."""
     from generator.kube.validate import validate_paths
 

@@ -108,7 +108,7 @@ def check_webhooks(obj: dict[str, Any]) -> Iterator[Finding]:
                 (*at, "sideEffects"),
                 "k8s-webhook",
                 Severity.ERROR,
-                f"Unsupported value: {shown(effects)}: None or NoneOnDryRun (v1 requires it)",
+                f'Unsupported value: {shown(effects)}: supported values: "None", "NoneOnDryRun" (v1 requires one)',
             )
         if not hook.get("admissionReviewVersions"):
             yield Finding((*at, "admissionReviewVersions"), "k8s-webhook", Severity.ERROR, "Required value: list v1")

@@ -95,7 +95,12 @@ def _go_float32_g(value: float) -> str:
         return ".nan"
     if math.isinf(value):
         return ".inf" if value > 0 else "-.inf"
-    single = struct.unpack("f", struct.pack("f", value))[0]
+    try:
+        single = struct.unpack("f", struct.pack("f", value))[0]
+    except OverflowError:  # beyond float32: Go's conversion gives an infinity
+        single = math.inf if value > 0 else -math.inf
+    if math.isinf(single):
+        return ".inf" if single > 0 else "-.inf"
     if single == 0:
         return "-0" if math.copysign(1, single) < 0 else "0"
     for digits in range(1, 10):
