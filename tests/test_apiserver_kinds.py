@@ -291,7 +291,20 @@ LIMITS = {
     "metadata": META,
     "spec": {"limits": [{"type": "Container", "max": {"memory": "1Gi"}, "min": {"memory": "64Mi"}}]},
 }
+DEVICE_CLASS = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "DeviceClass",
+    "metadata": {"name": "gpu.example.com"},
+    "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.example.com'"}}]},
+}
 MORE = [
+    (
+        "device-class-cel",
+        DEVICE_CLASS,
+        (("spec", "selectors", 0, "cel", "expression"), "device.driver =="),
+        "k8s-resource-claim",
+        "CEL does not compile",
+    ),
     (
         "sts-on-delete-rolling",
         STATEFULSET,

@@ -32,17 +32,24 @@ def _claim_spec(spec: Any, path: Path) -> Iterator[Finding]:
             seen.add(name)
         # v1 nests the request under `exactly` (or firstAvailable); v1beta1 has it in place
         for base, body in (((*at, "exactly"), request.get("exactly")), (at, request)):
-            for s, selector in enumerate((body or {}).get("selectors") or [] if isinstance(body, dict) else []):
-                expression = (
-                    ((selector or {}).get("cel") or {}).get("expression") if isinstance(selector, dict) else None
-                )
-                if isinstance(expression, str) and (err := cel_error(expression)):
-                    yield Finding(
-                        (*base, "selectors", s, "cel", "expression"),
-                        "k8s-resource-claim",
-                        Severity.ERROR,
-                        f"CEL does not compile: {err}",
-                    )
+            if isinstance(body, dict):
+                yield from _selectors(body.get("selectors"), (*base, "selectors"))
+
+
+def _selectors(selectors: Any, path: Path) -> Iterator[Finding]:
+    for s, selector in enumerate(selectors or []):
+        expression = ((selector or {}).get("cel") or {}).get("expression") if isinstance(selector, dict) else None
+        if isinstance(expression, str) and (err := cel_error(expression)):
+            yield Finding(
+                (*path, s, "cel", "expression"), "k8s-resource-claim", Severity.ERROR, f"CEL does not compile: {err}"
+            )
+
+
+def check_device_class(obj: dict[str, Any]) -> Iterator[Finding]:
+    """ValidateDeviceClass: its selectors' CEL compiles."""
+    spec = obj.get("spec")
+    if isinstance(spec, dict):
+        yield from _selectors(spec.get("selectors"), ("spec", "selectors"))
 
 
 def check_resource_claim(obj: dict[str, Any]) -> Iterator[Finding]:

@@ -120,6 +120,7 @@ GROUP_RULES: dict[tuple[str, str], Callable[[dict[str, Any]], Iterator[Finding]]
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): admission.check_webhooks,
     ("resource.k8s.io", "ResourceClaim"): resource.check_resource_claim,
     ("resource.k8s.io", "ResourceClaimTemplate"): resource.check_resource_claim,
+    ("resource.k8s.io", "DeviceClass"): resource.check_device_class,
 }
 
 
