@@ -14,7 +14,7 @@ from functools import cache
 from typing import Any
 
 from generator.kube import names
-from generator.kube.semantic import Finding, Path
+from generator.kube.semantic import Finding, Path, unsupported
 from generator.problems import Severity
 from generator.schema_messages import shown
 
@@ -55,12 +55,7 @@ def check_admission_policy(obj: dict[str, Any]) -> Iterator[Finding]:
         return
     policy = spec.get("failurePolicy")
     if policy is not None and policy not in _FAILURE_POLICIES:
-        yield Finding(
-            ("spec", "failurePolicy"),
-            "k8s-admission-policy",
-            Severity.ERROR,
-            f"Unsupported value: {shown(policy)}: Ignore or Fail",
-        )
+        yield unsupported(("spec", "failurePolicy"), "k8s-admission-policy", policy, _FAILURE_POLICIES)
     for i, check in enumerate(spec.get("validations") or []):
         if isinstance(check, dict):
             yield from _cel(check.get("expression"), ("spec", "validations", i, "expression"), "k8s-admission-policy")
@@ -104,22 +99,14 @@ def check_webhooks(obj: dict[str, Any]) -> Iterator[Finding]:
             seen.add(name)
         effects = hook.get("sideEffects")
         if effects not in _SIDE_EFFECTS:
-            yield Finding(
-                (*at, "sideEffects"),
-                "k8s-webhook",
-                Severity.ERROR,
-                f'Unsupported value: {shown(effects)}: supported values: "None", "NoneOnDryRun" (v1 requires one)',
+            yield unsupported(
+                (*at, "sideEffects"), "k8s-webhook", effects, _SIDE_EFFECTS, "admissionregistration/v1 requires one"
             )
         if not hook.get("admissionReviewVersions"):
             yield Finding((*at, "admissionReviewVersions"), "k8s-webhook", Severity.ERROR, "Required value: list v1")
         policy = hook.get("failurePolicy")
         if policy is not None and policy not in _FAILURE_POLICIES:
-            yield Finding(
-                (*at, "failurePolicy"),
-                "k8s-webhook",
-                Severity.ERROR,
-                f"Unsupported value: {shown(policy)}: Ignore or Fail",
-            )
+            yield unsupported((*at, "failurePolicy"), "k8s-webhook", policy, _FAILURE_POLICIES)
         config = hook.get("clientConfig") or {}
         if ("url" in config) == ("service" in config):
             yield Finding(
@@ -133,12 +120,7 @@ def check_webhooks(obj: dict[str, Any]) -> Iterator[Finding]:
         for r, rule in enumerate(hook.get("rules") or []):
             for o, op in enumerate((rule or {}).get("operations") or [] if isinstance(rule, dict) else []):
                 if op not in _OPERATIONS:
-                    yield Finding(
-                        (*at, "rules", r, "operations", o),
-                        "k8s-webhook",
-                        Severity.ERROR,
-                        f"Unsupported value: {shown(op)}: *, CREATE, UPDATE, DELETE or CONNECT",
-                    )
+                    yield unsupported((*at, "rules", r, "operations", o), "k8s-webhook", op, _OPERATIONS)
         for m, condition in enumerate(hook.get("matchConditions") or []):
             if isinstance(condition, dict):
                 yield from _cel(condition.get("expression"), (*at, "matchConditions", m, "expression"), "k8s-webhook")

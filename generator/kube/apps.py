@@ -8,9 +8,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from generator.kube.semantic import Finding, Path
+from generator.kube.semantic import Finding, Path, unsupported
 from generator.problems import Severity
-from generator.schema_messages import shown
 
 _PERCENT = re.compile(r"[0-9]+%\Z")
 
@@ -22,7 +21,7 @@ def _error(path: Path, message: str, rule: str = "k8s-apps") -> Finding:
 def _enum(spec: dict[str, Any], path: Path, allowed: tuple[str, ...]) -> Iterator[Finding]:
     value = spec.get(str(path[-1]))
     if value is not None and value not in allowed:
-        yield _error(path, f"Unsupported value: {shown(value)}: supported values: {', '.join(allowed)}")
+        yield unsupported(path, "k8s-apps", value, allowed)
 
 
 def _is_zero(value: Any) -> bool:

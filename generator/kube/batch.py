@@ -12,7 +12,7 @@ import zoneinfo
 from collections.abc import Iterator
 from typing import Any
 
-from generator.kube.semantic import Finding, Path
+from generator.kube.semantic import Finding, Path, unsupported
 from generator.problems import Severity
 from generator.schema_messages import shown
 
@@ -155,12 +155,6 @@ _JOB_ENUMS = {
 _CONCURRENCY_POLICIES = ("Allow", "Forbid", "Replace")
 
 
-def _unsupported(path: Path, rule: str, value: Any, allowed: tuple[str, ...]) -> Finding:
-    return _error(
-        path, rule, f"Unsupported value: {shown(value)}: supported values: {', '.join(repr(a) for a in allowed)}"
-    )
-
-
 def check_job_spec(spec: Any, path: Path) -> Iterator[Finding]:
     """validateJobSpec's rules between fields (the schema holds each field's own shape)."""
     if not isinstance(spec, dict):
@@ -169,7 +163,7 @@ def check_job_spec(spec: Any, path: Path) -> Iterator[Finding]:
     for key, allowed in _JOB_ENUMS.items():
         value = spec.get(key)
         if value is not None and value not in allowed:
-            yield _unsupported((*path, key), "k8s-job", value, allowed)
+            yield unsupported((*path, key), "k8s-job", value, allowed)
     for key in ("parallelism", "completions", "backoffLimit", "ttlSecondsAfterFinished", "backoffLimitPerIndex"):
         value = spec.get(key)
         if isinstance(value, int) and value < 0:
@@ -267,7 +261,7 @@ def check_cron_job(obj: dict[str, Any]) -> Iterator[Finding]:
             )
     policy = spec.get("concurrencyPolicy")
     if policy is not None and policy not in _CONCURRENCY_POLICIES:
-        yield _unsupported(("spec", "concurrencyPolicy"), "k8s-cronjob", policy, _CONCURRENCY_POLICIES)
+        yield unsupported(("spec", "concurrencyPolicy"), "k8s-cronjob", policy, _CONCURRENCY_POLICIES)
     zone = spec.get("timeZone")
     if isinstance(zone, str) and (err := time_zone_error(zone)):
         yield _error(("spec", "timeZone"), "k8s-cronjob", err, "an IANA name such as Europe/Berlin or Etc/UTC")

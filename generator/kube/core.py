@@ -9,7 +9,7 @@ from typing import Any
 
 from generator.kube import names
 from generator.kube.quantity import parse_quantity
-from generator.kube.semantic import Finding
+from generator.kube.semantic import Finding, unsupported
 from generator.problems import Severity
 from generator.schema_messages import shown
 
@@ -58,11 +58,8 @@ def check_service(obj: dict[str, Any]) -> Iterator[Finding]:
             seen.add(name)
         protocol = port.get("protocol")
         if protocol is not None and protocol not in _PROTOCOLS:
-            yield _error(
-                (*at, "protocol"),
-                f"Unsupported value: {shown(protocol)}: supported values: TCP, UDP, SCTP",
-                "protocols are upper case" if str(protocol).upper() in _PROTOCOLS else "",
-            )
+            hint = "protocols are upper case" if str(protocol).upper() in _PROTOCOLS else ""
+            yield unsupported((*at, "protocol"), "k8s-service", protocol, _PROTOCOLS, hint)
         number = port.get("port")
         if isinstance(number, int) and not 1 <= number <= 65535:
             yield _error((*at, "port"), "must be between 1 and 65535, inclusive")
@@ -89,12 +86,7 @@ def check_persistent_volume_claim(obj: dict[str, Any]) -> Iterator[Finding]:
         )
     for i, mode in enumerate(modes):
         if mode not in _ACCESS_MODES:
-            yield Finding(
-                ("spec", "accessModes", i),
-                "k8s-pvc",
-                Severity.ERROR,
-                f"Unsupported value: {shown(mode)}: supported values: {', '.join(_ACCESS_MODES)}",
-            )
+            yield unsupported(("spec", "accessModes", i), "k8s-pvc", mode, _ACCESS_MODES)
     if "ReadWriteOncePod" in modes and len(modes) > 1:
         yield Finding(
             ("spec", "accessModes"), "k8s-pvc", Severity.ERROR, "may not use ReadWriteOncePod with other access modes"
@@ -109,9 +101,7 @@ def check_persistent_volume_claim(obj: dict[str, Any]) -> Iterator[Finding]:
         )
     mode = spec.get("volumeMode")
     if mode is not None and mode not in ("Filesystem", "Block"):
-        yield Finding(
-            ("spec", "volumeMode"), "k8s-pvc", Severity.ERROR, f"Unsupported value: {shown(mode)}: Filesystem or Block"
-        )
+        yield unsupported(("spec", "volumeMode"), "k8s-pvc", mode, ("Filesystem", "Block"))
 
 
 def _config_key_error(key: str) -> str | None:
@@ -192,7 +182,7 @@ def check_resource_quota(obj: dict[str, Any]) -> Iterator[Finding]:
             yield Finding(("spec", "hard", name), "k8s-quota", Severity.ERROR, "must be greater than or equal to 0")
     for i, scope in enumerate(spec.get("scopes") or []):
         if scope not in _QUOTA_SCOPES:
-            yield Finding(("spec", "scopes", i), "k8s-quota", Severity.ERROR, f"Unsupported value: {shown(scope)}")
+            yield unsupported(("spec", "scopes", i), "k8s-quota", scope, _QUOTA_SCOPES)
 
 
 _LIMIT_TYPES = ("Pod", "Container", "PersistentVolumeClaim")
@@ -229,9 +219,7 @@ def check_limit_range(obj: dict[str, Any]) -> Iterator[Finding]:
             continue
         at = ("spec", "limits", i)
         if item.get("type") not in _LIMIT_TYPES:
-            yield Finding(
-                (*at, "type"), "k8s-limit-range", Severity.ERROR, f"Unsupported value: {shown(item.get('type'))}"
-            )
+            yield unsupported((*at, "type"), "k8s-limit-range", item.get("type"), _LIMIT_TYPES)
         sections = _limit_item_defaults(item)
         for low, high in _LIMIT_ORDER:
             for name in sorted(set(sections[low]) & set(sections[high])):

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from generator.kube import names
-from generator.kube.semantic import Finding, Path
+from generator.kube.semantic import Finding, Path, unsupported
 from generator.problems import Severity
 from generator.schema_messages import shown
 
@@ -52,9 +52,7 @@ def _ports(ports: Any, path: Path) -> Iterator[Finding]:
         at = (*path, i)
         protocol = port.get("protocol")
         if protocol is not None and protocol not in _PROTOCOLS:
-            yield _error(
-                (*at, "protocol"), "k8s-network-policy", f"Unsupported value: {shown(protocol)}: TCP, UDP or SCTP"
-            )
+            yield unsupported((*at, "protocol"), "k8s-network-policy", protocol, _PROTOCOLS)
         number, end = port.get("port"), port.get("endPort")
         if isinstance(number, int) and not 1 <= number <= 65535:
             yield _error((*at, "port"), "k8s-network-policy", "must be between 1 and 65535, inclusive")
@@ -75,9 +73,7 @@ def check_network_policy(obj: dict[str, Any]) -> Iterator[Finding]:
         return
     for i, kind in enumerate(spec.get("policyTypes") or []):
         if kind not in _POLICY_TYPES:
-            yield _error(
-                ("spec", "policyTypes", i), "k8s-network-policy", f"Unsupported value: {shown(kind)}: Ingress or Egress"
-            )
+            yield unsupported(("spec", "policyTypes", i), "k8s-network-policy", kind, _POLICY_TYPES)
     for direction, peers in (("ingress", "from"), ("egress", "to")):
         for r, rule in enumerate(spec.get(direction) or []):
             if not isinstance(rule, dict):
@@ -132,11 +128,7 @@ def check_ingress(obj: dict[str, Any]) -> Iterator[Finding]:
             at = ("spec", "rules", r, "http", "paths", p)
             kind = entry.get("pathType")
             if kind not in _PATH_TYPES:
-                yield _error(
-                    (*at, "pathType"),
-                    "k8s-ingress",
-                    f"Unsupported value: {shown(kind)}: Exact, Prefix or ImplementationSpecific",
-                )
+                yield unsupported((*at, "pathType"), "k8s-ingress", kind, _PATH_TYPES)
             path = entry.get("path")
             if kind in ("Exact", "Prefix") and not (isinstance(path, str) and path.startswith("/")):
                 yield _error(

@@ -7,9 +7,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from generator.kube.semantic import Finding
+from generator.kube.semantic import Finding, unsupported
 from generator.problems import Severity
-from generator.schema_messages import shown
 
 _PERCENT = re.compile(r"[0-9]+%\Z")
 _EVICTION_POLICIES = ("IfHealthyBudget", "AlwaysAllow")
@@ -41,9 +40,4 @@ def check_pod_disruption_budget(obj: dict[str, Any]) -> Iterator[Finding]:
             yield Finding(("spec", field), "k8s-pdb", Severity.ERROR, err)
     policy = spec.get("unhealthyPodEvictionPolicy")
     if policy is not None and policy not in _EVICTION_POLICIES:
-        yield Finding(
-            ("spec", "unhealthyPodEvictionPolicy"),
-            "k8s-pdb",
-            Severity.ERROR,
-            f"Unsupported value: {shown(policy)}: supported values: {', '.join(_EVICTION_POLICIES)}",
-        )
+        yield unsupported(("spec", "unhealthyPodEvictionPolicy"), "k8s-pdb", policy, _EVICTION_POLICIES)

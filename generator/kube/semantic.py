@@ -15,6 +15,7 @@ from typing import Any
 from generator.kube import names
 from generator.kube.quantity import parse_quantity
 from generator.problems import Severity
+from generator.schema_messages import shown
 
 DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 ANNOTATIONS_MAX_BYTES = 262144
@@ -39,6 +40,12 @@ def _err(path: Path, rule: str, message: str, hint: str = "") -> Finding:
 
 def _warn(path: Path, rule: str, message: str, hint: str = "") -> Finding:
     return Finding(path, rule, Severity.WARNING, message, hint)
+
+
+def unsupported(path: Path, rule: str, value: Any, allowed: Iterable[str], hint: str = "") -> Finding:
+    """field.NotSupported: kube-apiserver's words for a value outside an enumeration."""
+    listed = ", ".join(shown(a) for a in allowed)
+    return Finding(path, rule, Severity.ERROR, f"Unsupported value: {shown(value)}: supported values: {listed}", hint)
 
 
 # ---- metadata ---------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from generator.kube import names
-from generator.kube.semantic import Finding
+from generator.kube.semantic import Finding, unsupported
 from generator.problems import Severity
 from generator.schema_messages import shown
 
@@ -22,9 +22,4 @@ def check_storage_class(obj: dict[str, Any]) -> Iterator[Finding]:
     for field, allowed in (("reclaimPolicy", _RECLAIM), ("volumeBindingMode", _BINDING)):
         value = obj.get(field)
         if value is not None and value not in allowed:
-            yield Finding(
-                (field,),
-                "k8s-storage-class",
-                Severity.ERROR,
-                f"Unsupported value: {shown(value)}: supported values: {', '.join(allowed)}",
-            )
+            yield unsupported((field,), "k8s-storage-class", value, allowed)
