@@ -607,10 +607,10 @@ def test_parallel_validation_finds_what_serial_finds(tmp_path: Path, monkeypatch
         (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(obj))
     for name, obj in VALID.items():
         (tmp_path / f"ok-{name}.yaml").write_text(yaml.safe_dump(obj))
-    serial = validate_paths([tmp_path], ("1.35",))
+    serial = validate_paths([tmp_path], ("1.35",))[0]
     monkeypatch.setattr(parallel, "MIN_ITEMS", 1)
     assert parallel.workers(len(INVALID)) > 1 or parallel.cpus() == 1
-    assert validate_paths([tmp_path], ("1.35",)) == serial
+    assert validate_paths([tmp_path], ("1.35",))[0] == serial
     assert {p.rule for p in serial} >= {rule for _, rule in INVALID.values()}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from generator.kube.validate import validate_paths
@@ -10,6 +11,8 @@ from generator.reporters import report
 
 
 def run(paths: tuple[Path, ...], versions: tuple[str, ...], plugins: tuple[str, ...], fmt: str, strict: bool) -> int:
-    problems = validate_paths(paths, versions, plugins)
+    problems, silenced = validate_paths(paths, versions, plugins)
     report(problems, fmt)
+    if silenced:
+        print(f"gen: {silenced} finding{'s' if silenced > 1 else ''} silenced by gen:ignore comments", file=sys.stderr)
     return exit_code(problems, strict)

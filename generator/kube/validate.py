@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import jsonschema_rs
 
-from generator import parallel, schemas
+from generator import parallel, schemas, suppressions
 from generator.kube import (
     admission,
     api_versions,
@@ -439,12 +439,14 @@ Deferred = tuple[str, pod_security.Violation, Problem]
 
 def _validate_file(
     file: tuple[str, str], validator: ManifestValidator
-) -> tuple[list[Problem], dict[str, str], list[Deferred]]:
-    """The file's findings, the Pod Security levels its Namespaces enforce, and its workloads'
-    failed Pod Security checks, which wait for the Namespaces of every file."""
+) -> tuple[list[Problem], dict[str, str], list[Deferred], str | None]:
+    """The file's findings, the Pod Security levels its Namespaces enforce, its workloads'
+    failed Pod Security checks, which wait for the Namespaces of every file, and its text if it
+    holds gen:ignore comments."""
     docs, problems = load_file(*file, kube=True)
     enforced: dict[str, str] = {}
     deferred: list[Deferred] = []
+    text = docs[0].text if docs and "gen:ignore" in docs[0].text else None
     for doc in docs:
         findings = validator.validate(doc.data, doc.text)
         problems += [
@@ -460,7 +462,7 @@ def _validate_file(
         deferred += [
             (namespace, v, doc.problem(v.path, "pod-security", "")) for v in pod_security.workload_violations(data)
         ]
-    return problems, enforced, deferred
+    return problems, enforced, deferred, text
 
 
 def _judged(deferred: list[Deferred], enforced: dict[str, str]) -> list[Problem]:
@@ -537,8 +539,11 @@ def _without_charts(files: list[tuple[str, str]]) -> tuple[list[tuple[str, str]]
     return kept, notes
 
 
-def validate_paths(paths: Iterable[FsPath], versions: tuple[str, ...], plugins: tuple[str, ...] = ()) -> list[Problem]:
-    """`gen validate`: every manifest below paths, in worker processes when there are many."""
+def validate_paths(
+    paths: Iterable[FsPath], versions: tuple[str, ...], plugins: tuple[str, ...] = ()
+) -> tuple[list[Problem], int]:
+    """`gen validate`: every manifest below paths, in worker processes when there are many; the
+    findings no gen:ignore comment silences, and how many it did."""
     files, problems = yaml_files(paths)
     files, notes = _without_charts([(path, name) for path, name in files if not _is_fragment(path)])
     problems += notes
@@ -551,8 +556,13 @@ def validate_paths(paths: Iterable[FsPath], versions: tuple[str, ...], plugins: 
     job = partial(_validate_file, validator=validator)
     enforced: dict[str, str] = {}
     deferred: list[Deferred] = []
-    for found, levels, waiting in parallel.map_in_order(job, files, processes):
+    texts: dict[str, str] = {}
+    for (_, name), (found, levels, waiting, text) in zip(
+        files, parallel.map_in_order(job, files, processes), strict=True
+    ):
         problems += found
         enforced.update(levels)
         deferred += waiting
-    return problems + _judged(deferred, enforced)
+        if text is not None:
+            texts[name] = text
+    return suppressions.apply(problems + _judged(deferred, enforced), texts)
