@@ -101,18 +101,18 @@ def lint(paths: Sequence[Path]) -> list[Problem]:
     policies, problems = load_policies(roots)
     _, semantic = check_policies(policies)
 
-    def wanted(problem: Problem) -> bool:
-        path = Path(problem.file).resolve()  # files are named from the current directory
+    def wanted(file: str) -> bool:
+        path = Path(file).resolve()  # files are named from the current directory
         return any(path == a or a in path.parents for a in asked)
 
     # a Manifests policy's files are part of it: their findings come with it
     claimed = {
         name
         for policy in policies
-        if policy.kind == "Manifests" and wanted(policy.doc.problem((), "", ""))
+        if policy.kind == "Manifests" and wanted(policy.file)
         for name in manifests.claimed_names(policy)
     }
-    return [p for p in problems + semantic if wanted(p) or p.file in claimed]
+    return [p for p in problems + semantic if wanted(p.file) or p.file in claimed]
 
 
 def deletion_cost_policy(policy_dir: Path | None, only: tuple[str, ...] = ()) -> tuple[Policy, list[Problem]]:

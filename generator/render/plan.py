@@ -37,8 +37,8 @@ def _manifest_problems(manifest: Manifest, validator: ManifestValidator) -> list
         if manifest.raw and finding.rule == "secret-material":
             continue  # an error on the Manifests policy already (manifests-secret)
         hint = finding.hint
-        if manifest.written_in is not None:
-            where = f"{manifest.kind} {manifest.namespace + '/' if manifest.namespace else ''}{manifest.name}"
+        if manifest.written_in is not None:  # the team's own object, named as they wrote it
+            where = manifest.title
             hint = hint or quote_hint(manifest.written_in, manifest.origin(finding.path), finding)
         else:
             where = f"rendered {manifest.kind} {manifest.relpath}"
@@ -60,7 +60,7 @@ def _owner(manifest: Manifest) -> str:
 
 def _collisions(manifest: Manifest, other: Manifest, target: str) -> list[Problem]:
     """One object, one owner: the same object twice in a target is reported at both places."""
-    name = f"{manifest.kind} {manifest.namespace + '/' if manifest.namespace else ''}{manifest.name}"
+    name = manifest.title
     here = manifest.problem(("metadata", "name"), "object-collision", "")
     there = other.problem(("metadata", "name"), "object-collision", "")
     hint = (

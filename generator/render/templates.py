@@ -57,6 +57,11 @@ class Manifest:
         return doc.problem(self.origin(path), rule, message, **kw)
 
     @property
+    def title(self) -> str:
+        """The object as people name it: `Deployment web/webapi`."""
+        return f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
+
+    @property
     def key(self) -> tuple[str, str, str, str]:
         """What Kubernetes knows the object by: group, kind, namespace, name."""
         return (str(self.obj.get("apiVersion", "")).rpartition("/")[0], self.kind, self.namespace or "", self.name)
