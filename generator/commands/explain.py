@@ -11,7 +11,7 @@ from typing import Any
 
 from generator import pipeline
 from generator.errors import GeneratorError
-from generator.kube.scope import POD_SPEC_PATHS
+from generator.kube.scope import POD_SPEC_PATHS, at_path
 from generator.policies import context
 from generator.policies.policy import Policy
 from generator.preview import gpu
@@ -30,9 +30,7 @@ def _gpu_pods(policy_dir: Path, targets: tuple[str, ...]) -> tuple[list[tuple[gp
             policy = manifest.policy
             if "gpu" not in policy.spec or manifest.kind not in POD_SPEC_PATHS or policy.name in found:
                 continue
-            pod_spec: Any = manifest.obj
-            for key in POD_SPEC_PATHS[manifest.kind]:
-                pod_spec = pod_spec[key]
+            pod_spec = at_path(manifest.obj, POD_SPEC_PATHS[manifest.kind])
             found[policy.name] = (_gpu_pod(policy, pod_spec), policy)
     return [found[name] for name in sorted(found)], problems
 

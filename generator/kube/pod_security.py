@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from generator.kube.scope import POD_SPEC_PATHS
+from generator.kube.scope import POD_SPEC_PATHS, at_path
 
 ENFORCE_LABEL = "pod-security.kubernetes.io/enforce"
 LEVELS = {"privileged": 0, "baseline": 1, "restricted": 2}
@@ -232,14 +232,8 @@ def workload_violations(obj: dict[str, Any]) -> list[Violation]:
     if kind not in POD_SPEC_PATHS:
         return []
     spec_path = POD_SPEC_PATHS[str(kind)]
-    node: Any = obj
-    for key in spec_path:
-        node = node.get(key) if isinstance(node, dict) else None
     meta_path = (*spec_path[:-1], "metadata")
-    meta: Any = obj
-    for key in meta_path:
-        meta = meta.get(key) if isinstance(meta, dict) else None
-    found = pod_violations(node, meta, spec_path)
+    found = pod_violations(at_path(obj, spec_path), at_path(obj, meta_path), spec_path)
     return [
         v
         if v.path[:2] != ("metadata", "annotations")

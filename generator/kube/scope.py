@@ -8,6 +8,8 @@ enabled, by (group, kind).
 
 from __future__ import annotations
 
+from typing import Any
+
 from generator.kube.api_versions import split_api
 
 # Read by kustomize, never sent to the API server.
@@ -71,3 +73,15 @@ POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
     "Job": ("spec", "template", "spec"),
     "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
 }
+
+
+def at_path(obj: Any, path: tuple[str | int, ...]) -> Any:
+    """The value at path in obj (keys of mappings, indices of lists), or None where a step is missing."""
+    for part in path:
+        if isinstance(obj, dict) and isinstance(part, str):
+            obj = obj.get(part)
+        elif isinstance(obj, list) and isinstance(part, int) and part < len(obj):
+            obj = obj[part]
+        else:
+            return None
+    return obj

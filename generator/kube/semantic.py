@@ -14,6 +14,7 @@ from typing import Any
 
 from generator.kube import names
 from generator.kube.quantity import parse_quantity
+from generator.kube.scope import at_path
 from generator.problems import Severity
 from generator.schema_messages import shown
 
@@ -63,7 +64,7 @@ _NAME_VALIDATORS: dict[str, Callable[[str], str | None]] = {
 
 
 def check_metadata(obj: dict[str, Any], path: Path = ("metadata",), kind: str | None = None) -> Iterator[Finding]:
-    meta = _get(obj, path)
+    meta = at_path(obj, path)
     if not isinstance(meta, dict):
         return
     if kind is not None:
@@ -98,17 +99,6 @@ def _check_object_names(meta: dict[str, Any], path: Path, validate: Callable[[st
         yield _err(path, "k8s-name", "name or generateName is required")
     elif isinstance(name, str) and name and (err := validate(name)):
         yield _err((*path, "name"), "k8s-name", f"name {name!r} {err}")
-
-
-def _get(obj: Any, path: Path) -> Any:
-    for part in path:
-        if isinstance(obj, dict) and isinstance(part, str):
-            obj = obj.get(part)
-        elif isinstance(obj, list) and isinstance(part, int) and part < len(obj):
-            obj = obj[part]
-        else:
-            return None
-    return obj
 
 
 def check_derived_names(obj: dict[str, Any]) -> Iterator[Finding]:
@@ -805,7 +795,7 @@ def check_workload(obj: dict[str, Any]) -> Iterator[Finding]:
         tpath, owner = ("spec", "template"), str(kind)
     else:
         return
-    template = _get(obj, tpath) or {}
+    template = at_path(obj, tpath) or {}
     yield from check_metadata(obj, (*tpath, "metadata"))
     yield from check_pod_template_annotations(template.get("metadata"), (*tpath, "metadata"), owner)
     claims = [

@@ -33,7 +33,7 @@ from generator.kube import (
 )
 from generator.kube.api_versions import SCHEDULER_CONFIG_KIND
 from generator.kube.scheduler_config import check_config
-from generator.kube.scope import BUILD_TOOL_GROUPS, POD_SPEC_PATHS
+from generator.kube.scope import BUILD_TOOL_GROUPS, POD_SPEC_PATHS, at_path
 from generator.kube.semantic import Finding, Path
 from generator.layout import FRAGMENTS_DIR, MANIFEST_FILE
 from generator.problems import Problem, Severity, json_path
@@ -306,10 +306,7 @@ def _removed_volume_plugins(obj: dict[str, Any], kind: str, version: str) -> Ite
     if kind == "PersistentVolume":
         sources: list[tuple[Path, Any]] = [(("spec",), obj.get("spec"))]
     elif kind in POD_SPEC_PATHS:
-        spec: Any = obj
-        for key in POD_SPEC_PATHS[kind]:
-            spec = spec.get(key) if isinstance(spec, dict) else None
-        volumes = spec.get("volumes") if isinstance(spec, dict) else None
+        volumes = at_path(obj, (*POD_SPEC_PATHS[kind], "volumes"))
         sources = [((*POD_SPEC_PATHS[kind], "volumes", i), v) for i, v in enumerate(volumes or [])]
     else:
         return
