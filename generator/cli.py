@@ -97,15 +97,25 @@ def validate_cmd(
         list[str] | None,
         typer.Option("--plugin", help="Extra scheduler plugin compiled into your scheduler (repeatable)."),
     ] = None,
+    crds: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--crds",
+            help="CustomResourceDefinition files or directories whose custom resources to validate (repeatable); "
+            "CRDs among the manifests count too.",
+        ),
+    ] = None,
     fmt: FormatOpt = Format.text,  # type: ignore[attr-defined]
     strict: StrictOpt = False,
 ) -> None:
-    """Validate rendered manifests as kube-apiserver and kube-scheduler would."""
+    """Validate manifests as kube-apiserver and kube-scheduler would, custom resources by their CRDs."""
     from generator.commands import validate
     from generator.kube.api_versions import DEFAULT_VERSION
 
     versions = tuple(kubernetes_version or (DEFAULT_VERSION,))
-    raise typer.Exit(validate.run(tuple(paths or (Path("."),)), versions, tuple(plugin or ()), fmt.value, strict))
+    raise typer.Exit(
+        validate.run(tuple(paths or (Path("."),)), versions, tuple(plugin or ()), tuple(crds or ()), fmt.value, strict)
+    )
 
 
 @app.command("schema")

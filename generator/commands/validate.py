@@ -10,8 +10,15 @@ from generator.problems import exit_code
 from generator.reporters import report
 
 
-def run(paths: tuple[Path, ...], versions: tuple[str, ...], plugins: tuple[str, ...], fmt: str, strict: bool) -> int:
-    problems, silenced = validate_paths(paths, versions, plugins)
+def run(
+    paths: tuple[Path, ...],
+    versions: tuple[str, ...],
+    plugins: tuple[str, ...],
+    crds: tuple[Path, ...],
+    fmt: str,
+    strict: bool,
+) -> int:
+    problems, silenced = validate_paths(paths, versions, plugins, crds)
     report(problems, fmt)
     if silenced:
         print(f"gen: {silenced} finding{'s' if silenced > 1 else ''} silenced by gen:ignore comments", file=sys.stderr)

@@ -24,6 +24,7 @@ from generator.kube import (
     apps,
     batch,
     core,
+    crds,
     networking,
     pod_security,
     policy,
@@ -39,7 +40,7 @@ from generator.layout import FRAGMENTS_DIR, MANIFEST_FILE
 from generator.problems import Problem, Severity, json_path
 from generator.schema_messages import in_words, shown
 from generator.yamlio.kube_scalars import plain_value
-from generator.yamlio.load import Document, YamlError, load_file, parse_yaml, yaml_files
+from generator.yamlio.load import Document, YamlError, load_text, parse_yaml, read_text, yaml_files
 
 if TYPE_CHECKING:  # the reference implementation is imported only to explain a failure
     from referencing import Registry
@@ -121,6 +122,7 @@ GROUP_RULES: dict[tuple[str, str], Callable[[dict[str, Any]], Iterator[Finding]]
     ("resource.k8s.io", "ResourceClaim"): resource.check_resource_claim,
     ("resource.k8s.io", "ResourceClaimTemplate"): resource.check_resource_claim,
     ("resource.k8s.io", "DeviceClass"): resource.check_device_class,
+    (crds.CRD_GROUP, crds.CRD_KIND): crds.check_definition,
 }
 
 
@@ -165,6 +167,7 @@ class ManifestValidator:
         plugins: Iterable[str] = (),
         own_output: bool = False,
         enforced: Mapping[str, str] | None = None,
+        definitions: crds.Catalog | None = None,
     ) -> None:
         for version in versions:
             api_versions.folder(version)  # an unsupported version fails here, before any work
@@ -173,6 +176,7 @@ class ManifestValidator:
         self.opinion = Severity.ERROR if own_output else Severity.WARNING
         # namespace -> the Pod Security level it enforces; None: judged by the caller afterwards
         self.enforced = dict(enforced) if enforced is not None else None
+        self.definitions = definitions  # CRDs that judge the custom resources they define
 
     def validate(self, obj: Any, text: str | None = None) -> list[Finding]:
         """Findings for obj; text, where given, is YAML obj was read from (it may hold more).
@@ -185,6 +189,9 @@ class ManifestValidator:
         api, kind = obj.get("apiVersion"), obj.get("kind")
         if not isinstance(api, str) or not isinstance(kind, str):
             return [Finding((), "k8s-object", Severity.ERROR, "apiVersion and kind are required strings")]
+        definition = self.definitions.find(api, kind) if self.definitions else None
+        if definition is not None:  # the same for every Kubernetes version
+            return list(self._custom(obj, kind, text, definition.judge(obj, api)))
         if len(self.versions) == 1:
             return list(self._validate(obj, api, kind, text, self.versions[0]))
         holds: dict[Finding, list[str]] = {}
@@ -257,6 +264,20 @@ class ManifestValidator:
                 "provision Secrets with a secret manager (External Secrets, Sealed Secrets) and reference them by name",
             )
         if _may_hold(text, "insecureSkip"):  # the walk is only worth it where the key may occur
+            yield from _check_insecure_tls(obj, self.opinion)
+        yield from _check_size(obj, kind, text)
+
+    def _custom(self, obj: dict[str, Any], kind: str, text: str | None, judged: Iterable[Finding]) -> Iterator[Finding]:
+        """A custom resource: its CRD's verdict, then the rules that hold for every object."""
+        found = list(judged)
+        yield from found
+        if any(f.rule in ("crd-schema", "crd-version") for f in found):
+            return  # the rules below assume the shape is right
+        if "metadata" in obj:
+            yield from semantic.check_metadata(obj, ("metadata",), kind)
+        if kind == "PrometheusRule":
+            yield from _check_prometheus_rule(obj)
+        if _may_hold(text, "insecureSkip"):
             yield from _check_insecure_tls(obj, self.opinion)
         yield from _check_size(obj, kind, text)
 
@@ -434,13 +455,23 @@ def _check_size(obj: dict[str, Any], kind: str, text: str | None) -> Iterator[Fi
 Deferred = tuple[str, pod_security.Violation, Problem]
 
 
-def _validate_file(
-    file: tuple[str, str], validator: ManifestValidator
-) -> tuple[list[Problem], dict[str, str], list[Deferred], str | None]:
+# A file to validate: the name findings give it, its text (None: unreadable), and why not.
+Item = tuple[str, str | None, list[Problem]]
+FileResult = tuple[list[Problem], dict[str, str], list[Deferred], str | None]
+
+
+def _validate_file(item: Item, validator: ManifestValidator) -> FileResult:
+    name, text, problems = item
+    if text is None:
+        return problems, {}, [], None
+    docs, loaded = load_text(text, name, kube=True)
+    return _validate_docs(docs, problems + loaded, validator)
+
+
+def _validate_docs(docs: list[Document], problems: list[Problem], validator: ManifestValidator) -> FileResult:
     """The file's findings, the Pod Security levels its Namespaces enforce, its workloads'
     failed Pod Security checks, which wait for the Namespaces of every file, and its text if it
     holds gen:ignore comments."""
-    docs, problems = load_file(*file, kube=True)
     enforced: dict[str, str] = {}
     deferred: list[Deferred] = []
     text = docs[0].text if docs and "gen:ignore" in docs[0].text else None
@@ -537,26 +568,54 @@ def _without_charts(files: list[tuple[str, str]]) -> tuple[list[tuple[str, str]]
 
 
 def validate_paths(
-    paths: Iterable[FsPath], versions: tuple[str, ...], plugins: tuple[str, ...] = ()
+    paths: Iterable[FsPath],
+    versions: tuple[str, ...],
+    plugins: tuple[str, ...] = (),
+    crd_paths: Iterable[FsPath] = (),
+    excluded: Callable[[str], bool] = lambda name: False,
 ) -> tuple[list[Problem], int]:
-    """`gen validate`: every manifest below paths, in worker processes when there are many; the
-    findings no gen:ignore comment silences, and how many it did."""
+    """`gen validate`: every manifest below paths (and the CRDs below crd_paths), in worker
+    processes when there are many; the findings no gen:ignore comment silences, and how many
+    it did.
+
+    Every file is read here first: those that spell CustomResourceDefinition are parsed here,
+    so the CRDs are known before any custom resource is judged, and validated here too; the
+    workers inherit the other files' text.
+    """
     files, problems = yaml_files(paths)
-    files, notes = _without_charts([(path, name) for path, name in files if not _is_fragment(path)])
+    if crd_paths:
+        more, missing = yaml_files(crd_paths)
+        inputs = {os.path.realpath(path) for path, _ in files}
+        files += [(path, name) for path, name in more if os.path.realpath(path) not in inputs]
+        problems += missing
+    files = [(path, name) for path, name in files if not _is_fragment(path) and not excluded(name)]
+    files, notes = _without_charts(files)
     problems += notes
     # an unsupported version is a usage error before any work
-    validator = ManifestValidator(versions, plugins, enforced=None)
-    processes = parallel.workers(len(files))
+    definitions = crds.Catalog()
+    validator = ManifestValidator(versions, plugins, enforced=None, definitions=definitions)
+    items: list[Item] = [(name, *read_text(path, name)) for path, name in files]
+    parsed: dict[int, tuple[list[Document], list[Problem]]] = {}
+    for i, (name, text, _) in enumerate(items):
+        if text is not None and crds.CRD_KIND in text:
+            parsed[i] = load_text(text, name, kube=True)
+            definitions.add_all((doc.data, name) for doc in parsed[i][0])
+    results: dict[int, FileResult] = {
+        i: _validate_docs(docs, items[i][2] + loaded, validator) for i, (docs, loaded) in parsed.items()
+    }
+    rest = [i for i in range(len(items)) if i not in parsed]
+    processes = parallel.workers(len(rest))
     if processes > 1:
         for version in validator.versions:
             load_kubernetes_schemas(version)  # parsed once here, inherited by every worker
+        definitions.compile()
     job = partial(_validate_file, validator=validator)
+    results.update(zip(rest, parallel.map_in_order(job, [items[i] for i in rest], processes), strict=True))
     enforced: dict[str, str] = {}
     deferred: list[Deferred] = []
     texts: dict[str, str] = {}
-    for (_, name), (found, levels, waiting, text) in zip(
-        files, parallel.map_in_order(job, files, processes), strict=True
-    ):
+    for i, (name, _, _) in enumerate(items):
+        found, levels, waiting, text = results[i]
         problems += found
         enforced.update(levels)
         deferred += waiting

@@ -1,0 +1,301 @@
+"""CRD validation rules (`x-kubernetes-validations`) evaluated as kube-apiserver evaluates them.
+
+The language is cel-python's, a well-kept implementation of the CEL specification; the
+Kubernetes libraries CRDs call (apiserver/pkg/cel/library: strings, lists, regex, quantity,
+ip and cidr) are added here by their documented semantics. A rule that reaches a function
+neither provides, or that fails in a way kube-apiserver's type checker would have caught
+when the CRD was created, yields no verdict: the caller reports it as one gen could not
+evaluate, never as a pass or a failure.
+"""
+
+from __future__ import annotations
+
+import base64
+import ipaddress
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import cache
+from typing import Any
+
+from generator.kube.quantity import parse_quantity
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A rule's verdict: passed, failed, or unknown (with why)."""
+
+    passed: bool | None
+    reason: str = ""
+
+
+class Quantity:
+    """A resource.Quantity as the quantity library returns it: compared and added exactly."""
+
+    __slots__ = ("text", "value")
+
+    def __init__(self, text: str, value: Decimal) -> None:
+        self.text, self.value = text, value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Quantity) and self.value == other.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+
+def _types() -> Any:
+    import celpy.celtypes as types  # only CRDs with rules pay for the CEL runtime
+
+    return types
+
+
+def _quantity(text: Any) -> Quantity:
+    value = parse_quantity(str(text))
+    if value is None:
+        raise ValueError(f"invalid quantity {str(text)!r}")
+    return Quantity(str(text), value)
+
+
+def _is_quantity(text: Any) -> Any:
+    return _types().BoolType(parse_quantity(str(text)) is not None)
+
+
+def _list_or_string(name: str, on_string: Callable[..., Any], on_list: Callable[..., Any]) -> Callable[..., Any]:
+    def dispatch(target: Any, *args: Any) -> Any:
+        return on_string(target, *args) if isinstance(target, str) else on_list(target, *args)
+
+    dispatch.__name__ = name
+    return dispatch
+
+
+def _substring(s: Any, start: Any, end: Any = None) -> Any:
+    stop = len(s) if end is None else int(end)
+    if not 0 <= int(start) <= stop <= len(s):
+        raise IndexError(f"substring out of range: {int(start)}, {stop}")
+    return _types().StringType(s[int(start) : stop])
+
+
+def _split(s: Any, sep: Any, limit: Any = -1) -> Any:
+    t = _types()
+    n = int(limit)
+    if n == 0:
+        return t.ListType([])
+    parts = str(s).split(str(sep), n - 1) if n > 0 else str(s).split(str(sep))
+    return t.ListType([t.StringType(p) for p in parts])
+
+
+def _sorted(items: Any) -> Any:
+    return _types().BoolType(all(a <= b for a, b in zip(items, list(items)[1:], strict=False)))
+
+
+def _sum(items: Any) -> Any:
+    total = _types().IntType(0)
+    for i, item in enumerate(items):
+        total = item if i == 0 else total + item
+    return total
+
+
+def _extreme(pick: Callable[..., Any]) -> Callable[[Any], Any]:
+    def of(items: Any) -> Any:
+        if not items:
+            raise ValueError("min/max of an empty list")
+        return pick(items)
+
+    return of
+
+
+def _find_all(s: Any, pattern: Any, limit: Any = -1) -> Any:
+    t = _types()
+    found = [m.group(0) for m in re.finditer(str(pattern), str(s))]
+    if int(limit) >= 0:
+        found = found[: int(limit)]
+    return t.ListType([t.StringType(f) for f in found])
+
+
+def _find(s: Any, pattern: Any) -> Any:
+    match = re.search(str(pattern), str(s))
+    return _types().StringType(match.group(0) if match else "")
+
+
+def _ip(text: Any) -> Any:
+    return ipaddress.ip_address(str(text))
+
+
+def _cidr(text: Any) -> Any:
+    return ipaddress.ip_network(str(text), strict=False)
+
+
+def _parses(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def check(text: Any) -> Any:
+        try:
+            parse(text)
+        except ValueError:
+            return _types().BoolType(False)
+        return _types().BoolType("%" not in str(text))  # zones are refused
+
+    return check
+
+
+def _contains_ip(network: Any, address: Any) -> Any:
+    ip = address if not isinstance(address, str) else _ip(address)
+    return _types().BoolType(ip in network)
+
+
+def _contains_cidr(network: Any, other: Any) -> Any:
+    sub = other if not isinstance(other, str) else _cidr(other)
+    return _types().BoolType(sub.version == network.version and sub.subnet_of(network))
+
+
+def _library() -> dict[str, Callable[..., Any]]:
+    """The Kubernetes CEL functions gen provides, by name (methods take their target first)."""
+    t = _types()
+    return {
+        # strings (cel-go ext/strings, as Kubernetes enables it)
+        "charAt": lambda s, i: t.StringType(s[int(i)] if int(i) < len(s) else ""),
+        "indexOf": _list_or_string(
+            "indexOf",
+            lambda s, sub, start=0: t.IntType(str(s).find(str(sub), int(start))),
+            lambda items, value: t.IntType(next((i for i, v in enumerate(items) if v == value), -1)),
+        ),
+        "lastIndexOf": _list_or_string(
+            "lastIndexOf",
+            lambda s, sub: t.IntType(str(s).rfind(str(sub))),
+            lambda items, value: t.IntType(max((i for i, v in enumerate(items) if v == value), default=-1)),
+        ),
+        "lowerAscii": lambda s: t.StringType("".join(c.lower() if c.isascii() else c for c in s)),
+        "upperAscii": lambda s: t.StringType("".join(c.upper() if c.isascii() else c for c in s)),
+        "replace": lambda s, old, new, n=-1: t.StringType(str(s).replace(str(old), str(new), int(n))),
+        "split": _split,
+        "substring": _substring,
+        "trim": lambda s: t.StringType(str(s).strip()),
+        "join": lambda items, sep="": t.StringType(str(sep).join(str(i) for i in items)),
+        # lists (Kubernetes' lists library)
+        "isSorted": _sorted,
+        "sum": _sum,
+        "min": _extreme(min),
+        "max": _extreme(max),
+        # regex (Kubernetes' regex library)
+        "find": _find,
+        "findAll": _find_all,
+        # quantity (Kubernetes' quantity library)
+        "quantity": _quantity,
+        "isQuantity": _is_quantity,
+        "isInteger": lambda q: t.BoolType(q.value == q.value.to_integral_value()),
+        "asInteger": lambda q: t.IntType(int(q.value)),
+        "asApproximateFloat": lambda q: t.DoubleType(float(q.value)),
+        "sign": lambda q: t.IntType((q.value > 0) - (q.value < 0)),
+        "add": lambda q, other: Quantity(
+            "", q.value + (other.value if isinstance(other, Quantity) else Decimal(int(other)))
+        ),
+        "sub": lambda q, other: Quantity(
+            "", q.value - (other.value if isinstance(other, Quantity) else Decimal(int(other)))
+        ),
+        "isGreaterThan": lambda q, other: t.BoolType(q.value > other.value),
+        "isLessThan": lambda q, other: t.BoolType(q.value < other.value),
+        "compareTo": lambda q, other: t.IntType((q.value > other.value) - (q.value < other.value)),
+        # ip and cidr (Kubernetes' net libraries)
+        "ip": lambda x: x.network_address if isinstance(x, ipaddress.IPv4Network | ipaddress.IPv6Network) else _ip(x),
+        "cidr": _cidr,
+        "isIP": _parses(_ip),
+        "isCIDR": _parses(lambda x: ipaddress.ip_network(str(x), strict=False)),
+        "family": lambda x: t.IntType(x.version),
+        "isLoopback": lambda x: t.BoolType(x.is_loopback),
+        "isUnspecified": lambda x: t.BoolType(x.is_unspecified),
+        "containsIP": _contains_ip,
+        "containsCIDR": _contains_cidr,
+        "prefixLength": lambda n: t.IntType(n.prefixlen),
+        "masked": lambda n: n.supernet(new_prefix=n.prefixlen),
+    }
+
+
+@cache
+def _environment() -> Any:
+    import celpy
+
+    return celpy.Environment()
+
+
+@cache
+def _functions() -> dict[str, Callable[..., Any]]:
+    return _library()
+
+
+@cache
+def program(rule: str) -> Any:
+    """The compiled program of one rule, once per process; raises when cel-python cannot parse it
+    (cel-go's optional-field syntax, say), which the caller reports as unevaluated."""
+    env = _environment()
+    return env.program(env.compile(rule), functions=_functions())
+
+
+def parse_error(rule: str) -> str | None:
+    """Why cel-python cannot parse rule (its first line), or None."""
+    try:
+        program(rule)
+    except Exception as err:  # CELParseError, and lark's errors beneath it
+        lines = str(err).strip().splitlines()
+        return lines[0] if lines else type(err).__name__
+    return None
+
+
+def evaluate(rule: str, variables: dict[str, Any]) -> Outcome:
+    """The verdict of rule with `self` (and nothing else) bound, from cel-python's result."""
+    import celpy
+
+    if error := parse_error(rule):
+        return Outcome(None, f"cel-python cannot parse it ({error})")
+    try:
+        result = program(rule).evaluate(variables)
+    except celpy.CELEvalError as err:
+        return _failure(err)
+    except (ValueError, TypeError, IndexError, ArithmeticError) as err:  # from a library function
+        return Outcome(False, f"evaluation error: {err}")
+    if isinstance(result, celpy.CELEvalError):
+        return _failure(result)
+    if not isinstance(result, _types().BoolType):
+        return Outcome(None, f"it gives {type(result).__name__}, not a bool")
+    return Outcome(bool(result))
+
+
+def _failure(err: Any) -> Outcome:
+    """A rule that failed to evaluate: "no such key" is kube-apiserver's verdict too (an
+    absent optional field read without has()); anything else, an unknown function above all,
+    gen cannot judge."""
+    args = err.args
+    cause = args[1] if len(args) > 1 else None
+    detail = args[2] if len(args) > 2 else None
+    text = str(args[0]) if args else ""
+    if cause is KeyError and text.startswith("undeclared reference"):
+        name = detail[0] if isinstance(detail, tuple) and detail else text
+        return Outcome(None, f"it calls {name}(), which gen does not provide")
+    if cause is KeyError and "no such" in text:
+        key = text.split(":", 1)[-1].strip()
+        return Outcome(False, f"no such key: {key.strip(chr(39))}")
+    if cause in (ValueError, IndexError, ZeroDivisionError, ArithmeticError):
+        return Outcome(False, f"evaluation error: {text}")
+    return Outcome(None, f"cel-python stops at it ({text.splitlines()[0] if text else type(err).__name__})")
+
+
+def value(node_type: str | None, fmt: str | None, data: Any) -> Any:
+    """A leaf as Kubernetes' CEL sees it: number fields are doubles, and string formats
+    byte, duration and date-time give bytes, durations and timestamps."""
+    import celpy
+
+    t = _types()
+    if node_type == "number" and isinstance(data, int | float) and not isinstance(data, bool):
+        return t.DoubleType(float(data))
+    if isinstance(data, str) and fmt in _FORMAT_TYPES:
+        try:
+            return _FORMAT_TYPES[fmt](data)
+        except (ValueError, TypeError):
+            return t.StringType(data)
+    return celpy.json_to_cel(data)
+
+
+_FORMAT_TYPES: dict[str, Callable[[str], Any]] = {
+    "byte": lambda s: _types().BytesType(base64.b64decode(s, validate=True)),
+    "duration": lambda s: _types().DurationType(s),
+    "date-time": lambda s: _types().TimestampType(s),
+}

@@ -1,0 +1,599 @@
+"""Custom resources judged by their CustomResourceDefinitions, as apiextensions-apiserver and
+kubectl's default strict field validation judge them.
+
+A CRD version's structural schema becomes a strict JSON Schema (unknown fields refused where
+the schema does not preserve them), compiled once per run; what JSON Schema cannot say
+(defaults applied first, formats, list-map keys, `x-kubernetes-validations` CEL rules) is one
+walk over the object, planned once per version. The CRD itself is checked for what
+kube-apiserver refuses to store (apiextensions/validation/validation.go).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import difflib
+import ipaddress
+import re
+import uuid
+from collections.abc import Iterable, Iterator
+from datetime import date, datetime
+from typing import Any
+
+import jsonschema_rs
+
+from generator import schemas
+from generator.kube import cel, names
+from generator.kube.semantic import Finding, Path
+from generator.problems import Severity
+from generator.schema_messages import in_words, shown
+
+CRD_GROUP = "apiextensions.k8s.io"
+CRD_KIND = "CustomResourceDefinition"
+# JSON Schema keywords a structural schema's value validations share with draft 2020-12.
+_KEPT = (
+    "type",
+    "enum",
+    "required",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "minProperties",
+    "maxProperties",
+    "pattern",
+    "multipleOf",
+)
+# CEL's reserved words: a property of one of these names is read as __name__ in a rule
+_CEL_RESERVED = frozenset(
+    {"true", "false", "null", "in", "as", "break", "const", "continue", "else", "for", "function", "if"}
+    | {"import", "let", "loop", "package", "namespace", "return", "var", "void", "while"}
+)
+
+
+def _metadata_schema() -> Any:
+    """ObjectMeta's field names, as the bundled CRD schemas spell them (metadata.lables fails)."""
+    return schemas.read("crds/servicemonitor-monitoring-v1-strict.json")["properties"]["metadata"]
+
+
+def json_schema(node: Any, structural: bool = True) -> Any:
+    """A structural schema node as draft 2020-12 with kubectl's strict field validation: an
+    object refuses fields it does not list unless it preserves unknown fields; inside allOf,
+    anyOf, oneOf and not (value validations only) nothing is made strict."""
+    if not isinstance(node, dict):
+        return {}
+    out: dict[str, Any] = {k: node[k] for k in _KEPT if k in node}
+    if "properties" in node and isinstance(node["properties"], dict):
+        out["properties"] = {k: json_schema(v, structural) for k, v in node["properties"].items()}
+    if isinstance(node.get("items"), dict):
+        out["items"] = json_schema(node["items"], structural)
+    extra = node.get("additionalProperties")
+    if isinstance(extra, dict):
+        out["additionalProperties"] = json_schema(extra, structural)
+    elif isinstance(extra, bool):
+        out["additionalProperties"] = extra
+    for key in ("allOf", "anyOf", "oneOf"):
+        if isinstance(node.get(key), list):
+            out[key] = [json_schema(part, False) for part in node[key]]
+    if isinstance(node.get("not"), dict):
+        out["not"] = json_schema(node["not"], False)
+    if node.get("exclusiveMinimum") is True and "minimum" in node:  # OpenAPI 3.0's boolean form
+        out["exclusiveMinimum"] = out.pop("minimum")
+    if node.get("exclusiveMaximum") is True and "maximum" in node:
+        out["exclusiveMaximum"] = out.pop("maximum")
+    if node.get("x-kubernetes-int-or-string"):
+        out["type"] = ["integer", "string"]
+        out.pop("anyOf", None)  # the canonical anyOf [integer, string] says the same
+    if node.get("nullable") and "type" in out:
+        out["type"] = [*([out["type"]] if isinstance(out["type"], str) else out["type"]), "null"]
+        if "enum" in out:
+            out["enum"] = [*out["enum"], None]
+    if node.get("x-kubernetes-list-type") == "set":
+        out["uniqueItems"] = True
+    if node.get("x-kubernetes-embedded-resource") and "properties" in out:
+        out["properties"] = {"apiVersion": {"type": "string"}, "kind": {"type": "string"}, **out["properties"]}
+        out["properties"]["metadata"] = _metadata_schema()
+    if (
+        structural
+        and node.get("type") == "object"
+        and "additionalProperties" not in node
+        and not node.get("x-kubernetes-preserve-unknown-fields")
+    ):
+        out["additionalProperties"] = False
+    return out
+
+
+def _root_schema(schema: dict[str, Any], api: str, kind: str) -> dict[str, Any]:
+    root = json_schema(schema)
+    props = root.setdefault("properties", {})
+    props["apiVersion"] = {"type": "string", "const": api}
+    props["kind"] = {"type": "string", "const": kind}
+    own = (schema.get("properties") or {}).get("metadata")
+    restricted = isinstance(own, dict) and own.get("properties")
+    # ObjectMeta's fields, and the name and generateName constraints a CRD may add
+    props["metadata"] = {"allOf": [_metadata_schema(), json_schema(own, False)]} if restricted else _metadata_schema()
+    return root
+
+
+# ---- formats ------------------------------------------------------------------------------
+
+_DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})\Z")
+_MAC = re.compile(r"^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}\Z|^([0-9A-Fa-f]{4}\.){2}[0-9A-Fa-f]{4}\Z")
+
+
+def _valid_date_time(s: str) -> bool:
+    if not _DATE_TIME.match(s):
+        return False
+    try:
+        datetime.fromisoformat(s.replace("z", "Z").replace("t", "T"))
+    except ValueError:
+        return False
+    return True
+
+
+def _parses(parse: Any, s: str) -> bool:
+    try:
+        parse(s)
+    except (ValueError, binascii.Error):
+        return False
+    return True
+
+
+# The formats kube-openapi's registry validates for CRDs (others are accepted as plain strings).
+_FORMATS: dict[str, Any] = {
+    "byte": lambda s: _parses(lambda v: base64.b64decode(v, validate=True), s),
+    "date": lambda s: _parses(date.fromisoformat, s) and len(s) == 10,
+    "date-time": _valid_date_time,
+    "datetime": _valid_date_time,
+    "ipv4": lambda s: _parses(ipaddress.IPv4Address, s),
+    "ipv6": lambda s: _parses(ipaddress.IPv6Address, s),
+    "cidr": lambda s: _parses(lambda v: ipaddress.ip_network(v, strict=False), s) and "/" in s,
+    "uuid": lambda s: _parses(uuid.UUID, s) and len(s) == 36,
+    "mac": lambda s: bool(_MAC.match(s)),
+    "hostname": lambda s: names.dns1123_subdomain(s.lower()) is None,
+}
+
+
+# ---- the walk: defaults, formats, list-map keys, CEL rules ---------------------------------
+
+
+class _Plan:
+    """What one structural schema node asks beyond JSON Schema; built once per CRD version."""
+
+    __slots__ = ("default", "extra", "fmt", "items", "map_keys", "props", "rules", "type", "walk")
+
+    def __init__(self, node: dict[str, Any]) -> None:
+        self.type = node.get("type")
+        self.fmt = node.get("format") if node.get("format") in _FORMATS else None
+        self.default = node.get("default", _ABSENT)
+        props = node.get("properties")
+        self.props = {k: _Plan(v) for k, v in props.items() if isinstance(v, dict)} if isinstance(props, dict) else {}
+        extra = node.get("additionalProperties")
+        self.extra = _Plan(extra) if isinstance(extra, dict) else None
+        self.items = _Plan(node["items"]) if isinstance(node.get("items"), dict) else None
+        keys = node.get("x-kubernetes-list-map-keys")
+        self.map_keys = tuple(keys) if node.get("x-kubernetes-list-type") == "map" and isinstance(keys, list) else ()
+        rules = node.get("x-kubernetes-validations")
+        self.rules = [r for r in rules if isinstance(r, dict) and isinstance(r.get("rule"), str)] if rules else []
+        children = [*self.props.values(), *(p for p in (self.extra, self.items) if p is not None)]
+        self.walk: bool = bool(self.fmt or self.map_keys or self.rules or any(c.walk for c in children))
+
+    def child(self, key: str) -> _Plan | None:
+        return self.props.get(key, self.extra)
+
+    def defaults(self) -> bool:
+        children = [*self.props.values(), *(p for p in (self.extra, self.items) if p is not None)]
+        return self.default is not _ABSENT or any(c.defaults() for c in children)
+
+
+_ABSENT = object()
+
+
+def _defaulted(plan: _Plan, value: Any) -> Any:
+    """value with the schema's defaults filled in, as the API server does before validating."""
+    if isinstance(value, dict):
+        out = {k: _defaulted(c, v) if (c := plan.child(k)) is not None else v for k, v in value.items()}
+        for key, sub in plan.props.items():
+            if key not in out and sub.default is not _ABSENT:
+                out[key] = _defaulted(sub, schemas.plain_copy(sub.default))
+        return out
+    if isinstance(value, list) and plan.items is not None:
+        return [_defaulted(plan.items, v) for v in value]
+    return value
+
+
+def _cel_name(key: str) -> str:
+    """A property name as CEL sees it (apiserver/pkg/cel's escaping of non-identifiers)."""
+    if key in _CEL_RESERVED:
+        return f"__{key}__"
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) and "__" not in key:
+        return key
+    out = key.replace("__", "__underscores__")
+    for char, word in ((".", "dot"), ("-", "dash"), ("/", "slash")):
+        out = out.replace(char, f"__{word}__")
+    return out
+
+
+def _cel_value(plan: _Plan | None, data: Any) -> Any:
+    from celpy import celtypes
+
+    if isinstance(data, dict):
+        known = plan.props if plan is not None else {}
+        return celtypes.MapType(
+            {
+                celtypes.StringType(_cel_name(k) if k in known else k): _cel_value(plan.child(k) if plan else None, v)
+                for k, v in data.items()
+            }
+        )
+    if isinstance(data, list):
+        return celtypes.ListType([_cel_value(plan.items if plan else None, v) for v in data])
+    return cel.value(plan.type if plan else None, plan.fmt if plan else None, data)
+
+
+_FIELD_PATH = re.compile(r"\.([A-Za-z_][A-Za-z0-9_-]*)|\['((?:[^'\\]|\\.)*)'\]|\[(\d+)\]")
+
+
+def _field_path(base: Path, field_path: Any) -> Path:
+    """A rule's fieldPath (`.spec.x`, `['a.b']`, `[0]`) below base; base when it does not read."""
+    if not isinstance(field_path, str):
+        return base
+    out: list[str | int] = list(base)
+    pos = 0
+    while pos < len(field_path):
+        match = _FIELD_PATH.match(field_path, pos)
+        if match is None:
+            return base
+        name, quoted, index = match.groups()
+        out.append(int(index) if index is not None else name if name is not None else quoted)
+        pos = match.end()
+    return tuple(out)
+
+
+def _rule_findings(rule: dict[str, Any], self_value: Any, path: Path) -> Iterator[Finding]:
+    text = rule["rule"]
+    if re.search(r"\boldSelf\b", text):
+        if rule.get("optionalOldSelf"):
+            yield Finding(
+                path,
+                "crd-rule-unevaluated",
+                Severity.INFO,
+                f"rule {text!r} is evaluated on create with oldSelf unset, which needs CEL optionals gen lacks",
+            )
+        return  # a transition rule: kube-apiserver evaluates it only on update
+    outcome = cel.evaluate(text, {"self": self_value})
+    if outcome.passed is None:
+        yield Finding(
+            path,
+            "crd-rule-unevaluated",
+            Severity.INFO,
+            f"rule {text!r} not evaluated: {outcome.reason}",
+            "kube-apiserver evaluates it when the object is applied",
+        )
+        return
+    if outcome.passed:
+        return
+    if outcome.reason:  # a runtime error: kube-apiserver refuses the object with it
+        yield Finding(path, "crd-rule", Severity.ERROR, f"{outcome.reason} evaluating rule: {text}")
+        return
+    message = rule.get("message") if isinstance(rule.get("message"), str) and rule.get("message") else None
+    expression = rule.get("messageExpression")
+    if isinstance(expression, str):
+        try:
+            result = cel.program(expression).evaluate({"self": self_value})
+            if isinstance(result, str) and result.strip():
+                message = str(result)
+        except Exception:  # kube-apiserver falls back to message, then to the rule, just the same
+            pass
+    yield Finding(
+        _field_path(path, rule.get("fieldPath")),
+        "crd-rule",
+        Severity.ERROR,
+        message or f"failed rule: {text}",
+        f"x-kubernetes-validations rule: {text}",
+    )
+
+
+def _walk(plan: _Plan, value: Any, path: Path) -> Iterator[Finding]:
+    if value is None:
+        return
+    if plan.fmt is not None and isinstance(value, str) and not _FORMATS[plan.fmt](value):
+        yield Finding(path, "crd-schema", Severity.ERROR, f"{shown(value)} is not a valid {plan.fmt}")
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            child = plan.child(key)
+            if child is not None and child.walk:
+                yield from _walk(child, sub, (*path, key))
+    elif isinstance(value, list):
+        if plan.map_keys:
+            seen: dict[tuple[Any, ...], int] = {}
+            for i, item in enumerate(value):
+                if isinstance(item, dict):
+                    key = tuple(repr(item.get(k)) for k in plan.map_keys)
+                    if key in seen:
+                        shown_keys = ", ".join(f"{k}={shown(item.get(k))}" for k in plan.map_keys)
+                        yield Finding(
+                            (*path, i),
+                            "crd-schema",
+                            Severity.ERROR,
+                            f"Duplicate value: an entry with {shown_keys} is already at index {seen[key]}",
+                            "a list of type map takes each key once",
+                        )
+                    seen.setdefault(key, i)
+        if plan.items is not None and plan.items.walk:
+            for i, item in enumerate(value):
+                yield from _walk(plan.items, item, (*path, i))
+    if plan.rules:
+        self_value = _cel_value(plan, value)
+        for rule in plan.rules:
+            yield from _rule_findings(rule, self_value, path)
+
+
+# ---- a CRD and the custom resources it defines ---------------------------------------------
+
+
+class Version:
+    """One version of a CRD: its strict schema, compiled once, and its walk plan."""
+
+    def __init__(self, api: str, kind: str, schema: dict[str, Any]) -> None:
+        self.schema = schema
+        root = _root_schema(schema, api, kind)
+        self._validator = schemas.TwoTierValidator(
+            jsonschema_rs.Draft202012Validator(root), lambda: _reference_validator(root)
+        )
+        self.plan = _Plan(schema)
+        self.defaults = self.plan.defaults()
+
+    def judge(self, obj: dict[str, Any]) -> Iterator[Finding]:
+        if self.defaults:
+            obj = _defaulted(self.plan, obj)
+        found = list(_schema_findings(self._validator, obj))
+        yield from found
+        if not found and self.plan.walk:
+            yield from _walk(self.plan, obj, ())
+
+
+def _reference_validator(schema: Any) -> Any:
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _schema_findings(validator: schemas.TwoTierValidator, obj: Any) -> Iterator[Finding]:
+    for err in validator.iter_errors(obj):
+        if err.context:
+            from jsonschema.exceptions import best_match
+
+            err = best_match(err.context) or err
+        path = tuple(err.absolute_path)
+        if err.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(err.instance, dict):
+            allowed = set(err.schema.get("properties", {})) if isinstance(err.schema, dict) else set()
+            for key in sorted(str(k) for k in err.instance if k not in allowed):
+                close = difflib.get_close_matches(key, sorted(allowed), n=1)
+                yield Finding(
+                    (*path, key),
+                    "crd-schema",
+                    Severity.ERROR,
+                    f"unknown field {shown(key)}",
+                    f"did you mean {close[0]!r}?" if close else "kubectl's strict field validation refuses it",
+                )
+            continue
+        yield Finding(path, "crd-schema", Severity.ERROR, in_words(err))
+
+
+class Definition:
+    """A CRD as the API server serves it: its group, kind, scope and versions."""
+
+    def __init__(self, crd: dict[str, Any], origin: str) -> None:
+        spec = _mapping(crd.get("spec"))
+        self.name = str(_mapping(crd.get("metadata")).get("name"))
+        self.group = str(spec.get("group"))
+        self.kind = str(_mapping(spec.get("names")).get("kind"))
+        self.origin = origin
+        self.versions: dict[str, dict[str, Any]] = {
+            str(v.get("name")): v for v in _listed(spec.get("versions")) if isinstance(v, dict)
+        }
+        self._compiled: dict[str, Version | None] = {}
+
+    def version(self, name: str) -> Version | None:
+        if name not in self._compiled:
+            schema = _mapping(self.versions[name].get("schema")).get("openAPIV3Schema")
+            self._compiled[name] = (
+                Version(f"{self.group}/{name}", self.kind, schema) if isinstance(schema, dict) else None
+            )
+        return self._compiled[name]
+
+    def judge(self, obj: dict[str, Any], api: str) -> Iterator[Finding]:
+        name = api.partition("/")[2]
+        version = self.versions.get(name)
+        served = [v for v, spec in self.versions.items() if spec.get("served")]
+        if version is None or not version.get("served"):
+            state = "does not serve" if version is not None else "does not define"
+            yield Finding(
+                ("apiVersion",),
+                "crd-version",
+                Severity.ERROR,
+                f"CRD {self.name} ({self.origin}) {state} version {name}: kube-apiserver has no such resource",
+                f"served: {', '.join(f'{self.group}/{v}' for v in served)}" if served else "the CRD serves no version",
+            )
+            return
+        compiled = self.version(name)
+        if compiled is not None:
+            yield from compiled.judge(obj)
+
+
+class Catalog:
+    """The CRDs known to one run: among the inputs, from --crds, each once by group and kind."""
+
+    def __init__(self) -> None:
+        self._by_kind: dict[tuple[str, str], Definition] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._by_kind)
+
+    def add(self, crd: Any, origin: str) -> None:
+        if not is_definition(crd) or any(f.severity is Severity.ERROR for f in check_definition(crd)):
+            return  # kube-apiserver would not store it: its resources stay unknown
+        definition = Definition(crd, origin)
+        self._by_kind.setdefault((definition.group, definition.kind), definition)
+
+    def add_all(self, crds: Iterable[tuple[Any, str]]) -> None:
+        for crd, origin in crds:
+            self.add(crd, origin)
+
+    def find(self, api: str, kind: str) -> Definition | None:
+        group = api.rpartition("/")[0] if "/" in api else ""
+        return self._by_kind.get((group, kind))
+
+    def compile(self) -> None:
+        """Compile every served version now, so processes forked later share the work."""
+        for definition in self._by_kind.values():
+            for name, spec in definition.versions.items():
+                if spec.get("served"):
+                    definition.version(name)
+
+
+def is_definition(obj: Any) -> bool:
+    return (
+        isinstance(obj, dict)
+        and obj.get("kind") == CRD_KIND
+        and isinstance(obj.get("apiVersion"), str)
+        and obj["apiVersion"].startswith(CRD_GROUP + "/")
+    )
+
+
+# ---- the CRD itself ------------------------------------------------------------------------
+
+
+def check_definition(crd: dict[str, Any]) -> Iterator[Finding]:
+    """What kube-apiserver refuses in a CRD beyond its OpenAPI schema."""
+    spec = crd.get("spec")
+    if not isinstance(spec, dict):
+        return
+    group, names_ = spec.get("group"), _mapping(spec.get("names"))
+    plural = names_.get("plural")
+    name = _mapping(crd.get("metadata")).get("name")
+    if isinstance(group, str) and (err := names.dns1123_subdomain(group) or (None if "." in group else "")) is not None:
+        yield _invalid(("spec", "group"), f"group {shown(group)} {err or 'should be a domain with at least one dot'}")
+    if isinstance(plural, str) and isinstance(group, str) and name != f"{plural}.{group}":
+        yield _invalid(
+            ("metadata", "name"),
+            f'name {shown(name)} must be spec.names.plural+"."+spec.group: {plural}.{group}',
+        )
+    for field in ("plural", "singular", "listKind", "kind"):
+        value = names_.get(field)
+        if isinstance(value, str) and value and (err := names.dns1035_label(value.lower())):
+            yield _invalid(("spec", "names", field), f"{field} {shown(value)} {err}")
+    versions = _listed(spec.get("versions"))
+    seen: set[str] = set()
+    for i, version in enumerate(versions):
+        if not isinstance(version, dict):
+            continue
+        vname = version.get("name")
+        if vname in seen:
+            yield _invalid(("spec", "versions", i, "name"), f"Duplicate value: {shown(vname)}")
+        seen.add(str(vname))
+        schema = _mapping(version.get("schema")).get("openAPIV3Schema")
+        at: Path = ("spec", "versions", i, "schema", "openAPIV3Schema")
+        if not isinstance(schema, dict):
+            yield _invalid(("spec", "versions", i), "schemas are required: set schema.openAPIV3Schema")
+            continue
+        if schema.get("type") != "object":
+            yield _invalid((*at, "type"), "must be object at the root")
+        yield from _structural(schema, at, root=True)
+    if versions and sum(1 for v in versions if isinstance(v, dict) and v.get("storage")) != 1:
+        yield _invalid(("spec", "versions"), "must have exactly one version marked as storage version")
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _invalid(path: Path, message: str, hint: str = "") -> Finding:
+    return Finding(path, "crd-invalid", Severity.ERROR, message, hint or "kube-apiserver refuses the CRD")
+
+
+# What x-kubernetes-int-or-string may spell out in its anyOf or allOf (validation.go's exception).
+_INT_OR_STRING = ({"type": "integer"}, {"type": "string"})
+_NOT_IN_VALUE_VALIDATIONS = ("type", "additionalProperties", "default", "nullable", "description")
+
+
+def _structural(
+    node: dict[str, Any], path: Path, root: bool = False, value_validation: bool = False
+) -> Iterator[Finding]:
+    """apiextensions' structural schema rules (schema/validation.go), on one node and below."""
+    if value_validation:
+        for key in _NOT_IN_VALUE_VALIDATIONS:
+            if key in node:
+                yield _invalid((*path, key), f"{key} must not be set inside allOf, anyOf, oneOf or not")
+        for key in node:
+            if str(key).startswith("x-kubernetes-"):
+                yield _invalid((*path, key), f"{key} must not be set inside allOf, anyOf, oneOf or not")
+    elif (
+        "type" not in node
+        and not node.get("x-kubernetes-int-or-string")
+        and not node.get("x-kubernetes-preserve-unknown-fields")
+    ):
+        yield _invalid(path, "type must not be empty for specified object fields (the schema is not structural)")
+    if "properties" in node and "additionalProperties" in node:
+        yield _invalid((*path, "additionalProperties"), "additionalProperties and properties are mutually exclusive")
+    if node.get("type") == "array" and "items" not in node and not value_validation:
+        yield _invalid(path, "items must be specified for an array")
+    if node.get("uniqueItems") is True:
+        yield _invalid(
+            (*path, "uniqueItems"),
+            "uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
+            "use x-kubernetes-list-type: set",
+        )
+    yield from _list_type(node, path)
+    props = node.get("properties")
+    if isinstance(props, dict):
+        if root and isinstance(props.get("metadata"), dict):
+            extra = set(props["metadata"].get("properties") or {}) - {"name", "generateName"}
+            if extra:
+                yield _invalid(
+                    (*path, "properties", "metadata"),
+                    f"metadata may restrict only name and generateName, not {', '.join(sorted(extra))}",
+                )
+        for key, sub in props.items():
+            if isinstance(sub, dict):
+                yield from _structural(sub, (*path, "properties", key), value_validation=value_validation)
+    for key in ("items", "additionalProperties"):
+        if isinstance(node.get(key), dict):
+            yield from _structural(node[key], (*path, key), value_validation=value_validation)
+    for key in ("allOf", "anyOf", "oneOf"):
+        for i, part in enumerate(node.get(key) or []):
+            if isinstance(part, dict) and not (node.get("x-kubernetes-int-or-string") and part in _INT_OR_STRING):
+                yield from _structural(part, (*path, key, i), value_validation=True)
+    if isinstance(node.get("not"), dict):
+        yield from _structural(node["not"], (*path, "not"), value_validation=True)
+
+
+def _list_type(node: dict[str, Any], path: Path) -> Iterator[Finding]:
+    kind, keys = node.get("x-kubernetes-list-type"), node.get("x-kubernetes-list-map-keys")
+    if keys is not None and kind != "map":
+        yield _invalid((*path, "x-kubernetes-list-map-keys"), "is set only with x-kubernetes-list-type: map")
+    if kind != "map":
+        return
+    items: dict[str, Any] = node["items"] if isinstance(node.get("items"), dict) else {}
+    if not keys:
+        yield _invalid(path, "x-kubernetes-list-map-keys must not be empty if x-kubernetes-list-type is map")
+        return
+    if items.get("type") != "object":
+        yield _invalid((*path, "items", "type"), "must be object if parent array's x-kubernetes-list-type is map")
+        return
+    props = items.get("properties") or {}
+    required = set(items.get("required") or [])
+    for key in keys:
+        if key not in props:
+            yield _invalid((*path, "x-kubernetes-list-map-keys"), f"entries {shown(key)} must be a property of items")
+        elif key not in required and "default" not in (props.get(key) or {}):
+            yield _invalid(
+                (*path, "items", "properties", key),
+                f"map key {shown(key)} must be required or have a default",
+            )
