@@ -226,3 +226,96 @@ def make_gpu_repo(root: Path, nodes: int, policies: int) -> tuple[Path, Path]:
     inventory = root / "nodes.yaml"
     inventory.write_text("\n".join(lines) + "\n")
     return directory, inventory
+
+
+CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets{i:03d}.g{i:03d}.bench.example.com
+spec:
+  group: g{i:03d}.bench.example.com
+  names: {{kind: Widget{i:03d}, listKind: Widget{i:03d}List, plural: widgets{i:03d}, singular: widget{i:03d}}}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          apiVersion: {{type: string}}
+          kind: {{type: string}}
+          metadata: {{type: object}}
+          spec:
+            type: object
+            required: [image]
+            properties:
+              image: {{type: string, pattern: '^[a-z0-9./-]+:[a-z0-9.]+$'}}
+              replicas: {{type: integer, minimum: 0, maximum: 100, default: 1}}
+              tier: {{type: string, enum: [basic, standard, premium], default: basic}}
+              size:
+                anyOf: [{{type: integer}}, {{type: string}}]
+                x-kubernetes-int-or-string: true
+                pattern: '^[0-9]+(Mi|Gi)?$'
+              selector:
+                type: object
+                additionalProperties: {{type: string}}
+                maxProperties: 8
+              ports:
+                type: array
+                maxItems: 16
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [name]
+                items:
+                  type: object
+                  required: [name, port]
+                  properties:
+                    name: {{type: string, maxLength: 15}}
+                    port: {{type: integer, minimum: 1, maximum: 65535}}
+                    protocol: {{type: string, enum: [TCP, UDP], default: TCP}}
+                x-kubernetes-validations:
+                - rule: self.all(p, p.port > 1024 || p.name == 'http')
+                  message: only the http port may be privileged
+            x-kubernetes-validations:
+            - rule: self.replicas <= 50 || self.tier == 'premium'
+              message: more than 50 replicas needs the premium tier
+          status:
+            type: object
+            x-kubernetes-preserve-unknown-fields: true
+"""
+
+CUSTOM_RESOURCE = """\
+apiVersion: g{g:03d}.bench.example.com/v1
+kind: Widget{g:03d}
+metadata:
+  name: widget-{i:05d}
+  namespace: team-{ns:02d}
+  labels: {{app.kubernetes.io/name: widget-{i:05d}}}
+spec:
+  image: registry.example.com/widget:v{i}
+  replicas: {replicas}
+  tier: standard
+  size: 512Mi
+  selector: {{app: widget-{i:05d}}}
+  ports:
+  - {{name: http, port: 80}}
+  - {{name: metrics, port: 9090, protocol: TCP}}
+"""
+
+
+def make_crd_repo(root: Path, crds: int, resources: int, files: int) -> Path:
+    """`files` files: one CRD in each of the first `crds`, then `resources` custom resources
+    spread over the rest (each CRD defines as many)."""
+    root.mkdir(parents=True, exist_ok=True)
+    for i in range(crds):
+        (root / f"crd-{i:03d}.yaml").write_text(CRD.format(i=i))
+    holders = max(1, files - crds)
+    docs: list[list[str]] = [[] for _ in range(holders)]
+    for i in range(resources):
+        cr = CUSTOM_RESOURCE.format(g=i % crds, i=i, ns=i % NAMESPACES, replicas=i % 40)
+        docs[i % holders].append(cr)
+    for n, held in enumerate(docs):
+        (root / f"cr-{n:05d}.yaml").write_text("---\n".join(held))
+    return root

@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-import difflib
-import ipaddress
 import re
-import uuid
 from collections.abc import Iterable, Iterator
 from datetime import date, datetime
 from typing import Any
@@ -23,7 +20,7 @@ from typing import Any
 import jsonschema_rs
 
 from generator import schemas
-from generator.kube import cel, names
+from generator.kube import names
 from generator.kube.semantic import Finding, Path
 from generator.problems import Severity
 from generator.schema_messages import in_words, shown
@@ -141,16 +138,34 @@ def _parses(parse: Any, s: str) -> bool:
     return True
 
 
+def _ip_address(version: int) -> Any:
+    import ipaddress  # formats are rare: only a schema that uses one pays for the import
+
+    return ipaddress.IPv4Address if version == 4 else ipaddress.IPv6Address
+
+
+def _network(text: str) -> Any:
+    import ipaddress
+
+    return ipaddress.ip_network(text, strict=False)
+
+
+def _uuid(text: str) -> Any:
+    import uuid
+
+    return uuid.UUID(text)
+
+
 # The formats kube-openapi's registry validates for CRDs (others are accepted as plain strings).
 _FORMATS: dict[str, Any] = {
     "byte": lambda s: _parses(lambda v: base64.b64decode(v, validate=True), s),
     "date": lambda s: _parses(date.fromisoformat, s) and len(s) == 10,
     "date-time": _valid_date_time,
     "datetime": _valid_date_time,
-    "ipv4": lambda s: _parses(ipaddress.IPv4Address, s),
-    "ipv6": lambda s: _parses(ipaddress.IPv6Address, s),
-    "cidr": lambda s: _parses(lambda v: ipaddress.ip_network(v, strict=False), s) and "/" in s,
-    "uuid": lambda s: _parses(uuid.UUID, s) and len(s) == 36,
+    "ipv4": lambda s: _parses(_ip_address(4), s),
+    "ipv6": lambda s: _parses(_ip_address(6), s),
+    "cidr": lambda s: _parses(_network, s) and "/" in s,
+    "uuid": lambda s: _parses(_uuid, s) and len(s) == 36,
     "mac": lambda s: bool(_MAC.match(s)),
     "hostname": lambda s: names.dns1123_subdomain(s.lower()) is None,
 }
@@ -219,6 +234,8 @@ def _cel_name(key: str) -> str:
 def _cel_value(plan: _Plan | None, data: Any) -> Any:
     from celpy import celtypes
 
+    from generator.kube import cel
+
     if isinstance(data, dict):
         known = plan.props if plan is not None else {}
         return celtypes.MapType(
@@ -252,6 +269,8 @@ def _field_path(base: Path, field_path: Any) -> Path:
 
 
 def _rule_findings(rule: dict[str, Any], self_value: Any, path: Path) -> Iterator[Finding]:
+    from generator.kube import cel  # only CRDs with rules pay for the CEL runtime
+
     text = rule["rule"]
     if re.search(r"\boldSelf\b", text):
         if rule.get("optionalOldSelf"):
@@ -370,6 +389,8 @@ def _schema_findings(validator: schemas.TwoTierValidator, obj: Any) -> Iterator[
         if err.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(err.instance, dict):
             allowed = set(err.schema.get("properties", {})) if isinstance(err.schema, dict) else set()
             for key in sorted(str(k) for k in err.instance if k not in allowed):
+                import difflib
+
                 close = difflib.get_close_matches(key, sorted(allowed), n=1)
                 yield Finding(
                     (*path, key),

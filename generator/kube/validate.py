@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from functools import cache, partial
 from pathlib import Path as FsPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jsonschema_rs
 
@@ -40,7 +40,7 @@ from generator.layout import FRAGMENTS_DIR, MANIFEST_FILE
 from generator.problems import Problem, Severity, json_path
 from generator.schema_messages import in_words, shown
 from generator.yamlio.kube_scalars import plain_value
-from generator.yamlio.load import Document, YamlError, load_text, parse_yaml, read_text, yaml_files
+from generator.yamlio.load import Document, YamlError, load_file, parse_yaml, yaml_files
 
 if TYPE_CHECKING:  # the reference implementation is imported only to explain a failure
     from referencing import Registry
@@ -455,25 +455,27 @@ def _check_size(obj: dict[str, Any], kind: str, text: str | None) -> Iterator[Fi
 Deferred = tuple[str, pod_security.Violation, Problem]
 
 
-# A file to validate: the name findings give it, its text (None: unreadable), and why not.
-Item = tuple[str, str | None, list[Problem]]
-FileResult = tuple[list[Problem], dict[str, str], list[Deferred], str | None]
+class FileResult(NamedTuple):
+    """What validating one file gives: its findings; the Pod Security levels its Namespaces
+    enforce; its workloads' failed Pod Security checks, which wait for the Namespaces of every
+    file; its text if it holds gen:ignore comments; the CRDs it defines; and the custom kinds
+    it uses that no CRD known so far defined (a CRD among the inputs may, and wins over a
+    bundled schema)."""
+
+    problems: list[Problem]
+    enforced: dict[str, str]
+    deferred: list[Deferred]
+    text: str | None
+    definitions: list[Any]
+    custom: set[tuple[str, str]]
 
 
-def _validate_file(item: Item, validator: ManifestValidator) -> FileResult:
-    name, text, problems = item
-    if text is None:
-        return problems, {}, [], None
-    docs, loaded = load_text(text, name, kube=True)
-    return _validate_docs(docs, problems + loaded, validator)
-
-
-def _validate_docs(docs: list[Document], problems: list[Problem], validator: ManifestValidator) -> FileResult:
-    """The file's findings, the Pod Security levels its Namespaces enforce, its workloads'
-    failed Pod Security checks, which wait for the Namespaces of every file, and its text if it
-    holds gen:ignore comments."""
+def _validate_file(file: tuple[str, str], validator: ManifestValidator) -> FileResult:
+    docs, problems = load_file(*file, kube=True)
     enforced: dict[str, str] = {}
     deferred: list[Deferred] = []
+    definitions: list[Any] = []
+    custom: set[tuple[str, str]] = set()
     text = docs[0].text if docs and "gen:ignore" in docs[0].text else None
     for doc in docs:
         findings = validator.validate(doc.data, doc.text)
@@ -484,13 +486,18 @@ def _validate_docs(docs: list[Document], problems: list[Problem], validator: Man
         data = doc.data
         if not isinstance(data, dict) or any(f.rule in ("k8s-schema", "k8s-object") for f in findings):
             continue  # the checks below assume the shape is right
+        kind = (str(data.get("apiVersion")), str(data.get("kind")))
+        if kind in schemas.MANIFEST_SCHEMA_FILES or any(f.rule == "k8s-unknown-kind" for f in findings):
+            custom.add(kind)
+        if crds.is_definition(data):
+            definitions.append(data)
         if data.get("kind") == "Namespace" and (level := pod_security.enforced_level(data)):
             enforced[str((data.get("metadata") or {}).get("name"))] = level
         namespace = str((data.get("metadata") or {}).get("namespace"))
         deferred += [
             (namespace, v, doc.problem(v.path, "pod-security", "")) for v in pod_security.workload_violations(data)
         ]
-    return problems, enforced, deferred, text
+    return FileResult(problems, enforced, deferred, text, definitions, custom)
 
 
 def _judged(deferred: list[Deferred], enforced: dict[str, str]) -> list[Problem]:
@@ -578,47 +585,48 @@ def validate_paths(
     processes when there are many; the findings no gen:ignore comment silences, and how many
     it did.
 
-    Every file is read here first: those that spell CustomResourceDefinition are parsed here,
-    so the CRDs are known before any custom resource is judged, and validated here too; the
-    workers inherit the other files' text.
+    CRDs from crd_paths are known from the start. Those among the inputs are learnt as the
+    files are validated; a file that used a kind one of them defines is validated again once
+    all are known. A repository without CRDs pays nothing for the second pass.
     """
     files, problems = yaml_files(paths)
+    definitions = crds.Catalog()
     if crd_paths:
         more, missing = yaml_files(crd_paths)
+        problems += missing
+        for path, name in more:
+            definitions.add_all((doc.data, name) for doc in load_file(path, name, kube=True)[0])
         inputs = {os.path.realpath(path) for path, _ in files}
         files += [(path, name) for path, name in more if os.path.realpath(path) not in inputs]
-        problems += missing
     files = [(path, name) for path, name in files if not _is_fragment(path) and not excluded(name)]
     files, notes = _without_charts(files)
     problems += notes
     # an unsupported version is a usage error before any work
-    definitions = crds.Catalog()
     validator = ManifestValidator(versions, plugins, enforced=None, definitions=definitions)
-    items: list[Item] = [(name, *read_text(path, name)) for path, name in files]
-    parsed: dict[int, tuple[list[Document], list[Problem]]] = {}
-    for i, (name, text, _) in enumerate(items):
-        if text is not None and crds.CRD_KIND in text:
-            parsed[i] = load_text(text, name, kube=True)
-            definitions.add_all((doc.data, name) for doc in parsed[i][0])
-    results: dict[int, FileResult] = {
-        i: _validate_docs(docs, items[i][2] + loaded, validator) for i, (docs, loaded) in parsed.items()
-    }
-    rest = [i for i in range(len(items)) if i not in parsed]
-    processes = parallel.workers(len(rest))
-    if processes > 1:
-        for version in validator.versions:
-            load_kubernetes_schemas(version)  # parsed once here, inherited by every worker
-        definitions.compile()
-    job = partial(_validate_file, validator=validator)
-    results.update(zip(rest, parallel.map_in_order(job, [items[i] for i in rest], processes), strict=True))
+    results = _validate_files(files, validator)
+    learnt = [(data, name) for (_, name), result in zip(files, results, strict=True) for data in result.definitions]
+    if learnt:
+        definitions.add_all(learnt)
+        again = [i for i, result in enumerate(results) if any(definitions.find(*kind) for kind in result.custom)]
+        for i, result in zip(again, _validate_files([files[i] for i in again], validator), strict=True):
+            results[i] = result
     enforced: dict[str, str] = {}
     deferred: list[Deferred] = []
     texts: dict[str, str] = {}
-    for i, (name, _, _) in enumerate(items):
-        found, levels, waiting, text = results[i]
-        problems += found
-        enforced.update(levels)
-        deferred += waiting
-        if text is not None:
-            texts[name] = text
+    for (_, name), result in zip(files, results, strict=True):
+        problems += result.problems
+        enforced.update(result.enforced)
+        deferred += result.deferred
+        if result.text is not None:
+            texts[name] = result.text
     return suppressions.apply(problems + _judged(deferred, enforced), texts)
+
+
+def _validate_files(files: list[tuple[str, str]], validator: ManifestValidator) -> list[FileResult]:
+    processes = parallel.workers(len(files))
+    if processes > 1:
+        for version in validator.versions:
+            load_kubernetes_schemas(version)  # parsed once here, inherited by every worker
+        if validator.definitions:
+            validator.definitions.compile()
+    return list(parallel.map_in_order(partial(_validate_file, validator=validator), files, processes))
