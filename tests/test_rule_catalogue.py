@@ -396,7 +396,7 @@ def _emitted() -> set[str]:
         re.findall(
             r'"((?:yaml|file|input|policy|target|gpu|scheduler|cost|hpa|colocate|placement|k8s|'
             r"deletion|secret|insecure|size|promql|dashboard|template|object|output|drift|pod|rbac|"
-            r'inventory|utilization|autoscaling|scale|patch|service|budget|helm|manifests|batch|image|ignore)-[a-z0-9-]+)"',
+            r'inventory|utilization|autoscaling|scale|patch|service|budget|helm|manifests|batch|image|ignore|crd|config|baseline)-[a-z0-9-]+)"',
             source,
         )
     )

@@ -55,6 +55,10 @@ def _metadata_schema() -> Any:
     return schemas.read("crds/servicemonitor-monitoring-v1-strict.json")["properties"]["metadata"]
 
 
+# Go's RE2 takes `^(?i)...`; Python's re only takes global flags first, so they move ahead of ^.
+_LEADING_FLAGS = re.compile(r"^\^\(\?([ims]+)\)")
+
+
 def json_schema(node: Any, structural: bool = True) -> Any:
     """A structural schema node as draft 2020-12 with kubectl's strict field validation: an
     object refuses fields it does not list unless it preserves unknown fields; inside allOf,
@@ -62,6 +66,8 @@ def json_schema(node: Any, structural: bool = True) -> Any:
     if not isinstance(node, dict):
         return {}
     out: dict[str, Any] = {k: node[k] for k in _KEPT if k in node}
+    if isinstance(out.get("pattern"), str):
+        out["pattern"] = _LEADING_FLAGS.sub(r"(?\1)^", out["pattern"])
     if "properties" in node and isinstance(node["properties"], dict):
         out["properties"] = {k: json_schema(v, structural) for k, v in node["properties"].items()}
     if isinstance(node.get("items"), dict):
@@ -276,7 +282,7 @@ def _rule_findings(rule: dict[str, Any], self_value: Any, path: Path) -> Iterato
         if rule.get("optionalOldSelf"):
             yield Finding(
                 path,
-                "crd-rule-unevaluated",
+                "crd-unevaluated",
                 Severity.INFO,
                 f"rule {text!r} is evaluated on create with oldSelf unset, which needs CEL optionals gen lacks",
             )
@@ -285,7 +291,7 @@ def _rule_findings(rule: dict[str, Any], self_value: Any, path: Path) -> Iterato
     if outcome.passed is None:
         yield Finding(
             path,
-            "crd-rule-unevaluated",
+            "crd-unevaluated",
             Severity.INFO,
             f"rule {text!r} not evaluated: {outcome.reason}",
             "kube-apiserver evaluates it when the object is applied",
@@ -358,13 +364,26 @@ class Version:
     def __init__(self, api: str, kind: str, schema: dict[str, Any]) -> None:
         self.schema = schema
         root = _root_schema(schema, api, kind)
-        self._validator = schemas.TwoTierValidator(
-            jsonschema_rs.Draft202012Validator(root), lambda: _reference_validator(root)
-        )
+        self.unreadable = ""
+        try:
+            fast = jsonschema_rs.Draft202012Validator(root)
+        except (ValueError, jsonschema_rs.ValidationError) as err:  # a pattern no regex engine here takes
+            self.unreadable = str(err).splitlines()[0] if str(err) else type(err).__name__
+        else:
+            self._validator = schemas.TwoTierValidator(fast, lambda: _reference_validator(root))
         self.plan = _Plan(schema)
         self.defaults = self.plan.defaults()
 
     def judge(self, obj: dict[str, Any]) -> Iterator[Finding]:
+        if self.unreadable:
+            yield Finding(
+                ("apiVersion",),
+                "crd-unevaluated",
+                Severity.INFO,
+                f"not validated: gen cannot compile its CRD's schema ({self.unreadable})",
+                "kube-apiserver validates it when the object is applied",
+            )
+            return
         if self.defaults:
             obj = _defaulted(self.plan, obj)
         found = list(_schema_findings(self._validator, obj))

@@ -484,11 +484,12 @@ def _validate_file(file: tuple[str, str], validator: ManifestValidator) -> FileR
             for f in findings
         ]
         data = doc.data
+        if isinstance(data, dict):
+            kind = (str(data.get("apiVersion")), str(data.get("kind")))
+            if kind in schemas.MANIFEST_SCHEMA_FILES or any(f.rule == "k8s-unknown-kind" for f in findings):
+                custom.add(kind)
         if not isinstance(data, dict) or any(f.rule in ("k8s-schema", "k8s-object") for f in findings):
             continue  # the checks below assume the shape is right
-        kind = (str(data.get("apiVersion")), str(data.get("kind")))
-        if kind in schemas.MANIFEST_SCHEMA_FILES or any(f.rule == "k8s-unknown-kind" for f in findings):
-            custom.add(kind)
         if crds.is_definition(data):
             definitions.append(data)
         if data.get("kind") == "Namespace" and (level := pod_security.enforced_level(data)):
