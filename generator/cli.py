@@ -90,7 +90,8 @@ def validate_cmd(
         typer.Option(
             "--kubernetes-version",
             "-k",
-            help="Kubernetes version to validate for (repeatable: a finding names the versions it holds for). Default 1.35.",
+            help="Kubernetes version to validate for (repeatable: a finding names the versions it holds for). "
+            "Default: .gen.yaml's kubernetesVersions, else 1.35.",
         ),
     ] = None,
     plugin: Annotated[
@@ -107,14 +108,41 @@ def validate_cmd(
     ] = None,
     fmt: FormatOpt = Format.text,  # type: ignore[attr-defined]
     strict: StrictOpt = False,
+    config_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--config", help="Settings file (default: .gen.yaml here or in a parent, up to the repository root)."
+        ),
+    ] = None,
+    baseline_file: Annotated[
+        Path | None,
+        typer.Option("--baseline", help="Report only findings this earlier --format json report does not hold."),
+    ] = None,
+    write_baseline: Annotated[
+        Path | None,
+        typer.Option("--write-baseline", help="Write today's findings as a baseline to this file, and pass."),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", help="Write the --format report to this file; the terminal still gets the text."),
+    ] = None,
 ) -> None:
     """Validate manifests as kube-apiserver and kube-scheduler would, custom resources by their CRDs."""
     from generator.commands import validate
-    from generator.kube.api_versions import DEFAULT_VERSION
 
-    versions = tuple(kubernetes_version or (DEFAULT_VERSION,))
     raise typer.Exit(
-        validate.run(tuple(paths or (Path("."),)), versions, tuple(plugin or ()), tuple(crds or ()), fmt.value, strict)
+        validate.run(
+            tuple(paths or (Path("."),)),
+            tuple(kubernetes_version or ()),
+            tuple(plugin or ()),
+            tuple(crds or ()),
+            fmt.value,
+            strict,
+            config_file,
+            baseline_file,
+            write_baseline,
+            output,
+        )
     )
 
 

@@ -29,8 +29,9 @@ class Problem:
     hint: str = ""
     json_path: str = ""
     targets: tuple[str, ...] = ()  # the targets a render finding holds for, when there are several
+    about: str = ""  # the object it is about, as people name it (`Deployment web/api`), where known
 
-    def to_plain(self) -> tuple[str, int, int, str, int, str, str, str, tuple[str, ...]]:
+    def to_plain(self) -> tuple[str, int, int, str, int, str, str, str, tuple[str, ...], str]:
         """The finding as plain values, for worker processes to send (see parallel.Codec)."""
         return (
             self.file,
@@ -42,12 +43,13 @@ class Problem:
             self.hint,
             self.json_path,
             self.targets,
+            self.about,
         )
 
     @classmethod
-    def from_plain(cls, plain: tuple[str, int, int, str, int, str, str, str, tuple[str, ...]]) -> Problem:
-        file, line, column, rule, severity, message, hint, path, targets = plain
-        return cls(file, line, column, rule, Severity(severity), message, hint, path, tuple(targets))
+    def from_plain(cls, plain: tuple[str, int, int, str, int, str, str, str, tuple[str, ...], str]) -> Problem:
+        file, line, column, rule, severity, message, hint, path, targets, obj = plain
+        return cls(file, line, column, rule, Severity(severity), message, hint, path, tuple(targets), obj)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -60,6 +62,7 @@ class Problem:
             "hint": self.hint,
             "path": self.json_path,
             **({"targets": list(self.targets)} if self.targets else {}),
+            **({"object": self.about} if self.about else {}),
         }
 
 

@@ -1,4 +1,5 @@
-"""Output formats for findings and drift: text for people, json for tools, github annotations."""
+"""Output formats for findings: text for people, json for tools, github annotations, SARIF
+2.1.0 for code scanning and JUnit XML for CI test reports."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
+from generator import __version__
 from generator.problems import Problem, Severity
 
 _COLORS = {Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m", Severity.INFO: "\033[36m"}
@@ -50,12 +52,115 @@ def report_github(problems: Sequence[Problem], stream: TextIO) -> None:
         print(f"::{level[p.severity]} {props},title={p.rule}::{_escape_github(message)}", file=stream)
 
 
-REPORTER_BY_NAME: dict[str, Callable[[Sequence[Problem], TextIO], None]] = {
-    "text": report_text,
-    "json": report_json,
-    "github": report_github,
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+_CATALOGUE_LEVEL = {"E": "error", "W": "warning", "I": "note"}
+
+
+def _sarif_rule(rule_id: str) -> dict[str, Any]:
+    """A rule as SARIF describes it, in the catalogue's words (docs/rules.md)."""
+    from generator.catalogue import rules
+
+    rule = rules().get(rule_id)
+    if rule is None:
+        return {"id": rule_id}
+    return {
+        "id": rule_id,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": rule.text},
+        "help": {
+            "text": f"{rule.text}\n\nRule catalogue: docs/rules.md; failing and passing examples: "
+            f"docs/rule-examples.md#{rule_id}",
+            "markdown": f"**{rule_id}**: {rule.text}\n\nSee the rule catalogue (docs/rules.md) and the examples "
+            f"(docs/rule-examples.md).",
+        },
+        "defaultConfiguration": {"level": _CATALOGUE_LEVEL[rule.severity[0]]},
+    }
+
+
+def _sarif_result(p: Problem, index: int) -> dict[str, Any]:
+    location: dict[str, Any] = {"artifactLocation": {"uri": p.file, "uriBaseId": "%SRCROOT%"}}
+    if p.line > 0:
+        location["region"] = {"startLine": p.line, "startColumn": max(p.column, 1)}
+    result: dict[str, Any] = {
+        "ruleId": p.rule,
+        "ruleIndex": index,
+        "level": _SARIF_LEVEL[p.severity],
+        "message": {"text": _described(p)},
+        "locations": [{"physicalLocation": location}],
+    }
+    if p.about:
+        result["locations"][0]["logicalLocations"] = [{"name": p.about, "kind": "object"}]
+    return result
+
+
+def report_sarif(problems: Sequence[Problem], stream: TextIO, files: Sequence[str] = ()) -> None:
+    """SARIF 2.1.0, as GitHub code scanning reads it: file URIs relative to the checkout."""
+    ids = sorted({p.rule for p in problems})
+    index = {rule: i for i, rule in enumerate(ids)}
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "gen",
+                        "version": __version__,
+                        "informationUri": "https://pypi.org/project/gitops-gen/",
+                        "rules": [_sarif_rule(rule) for rule in ids],
+                    }
+                },
+                "results": [_sarif_result(p, index[p.rule]) for p in problems],
+            }
+        ],
+    }
+    print(json.dumps(log, indent=2, ensure_ascii=False), file=stream)
+
+
+def report_junit(problems: Sequence[Problem], stream: TextIO, files: Sequence[str] = ()) -> None:
+    """JUnit XML: one test case per file, a failure per error; warnings and information go to
+    the case's output, where CI systems show them without failing the build."""
+    from xml.etree import ElementTree as ET
+
+    by_file: dict[str, list[Problem]] = {name: [] for name in files}
+    for p in problems:
+        by_file.setdefault(p.file, []).append(p)
+    failures = sum(1 for p in problems if p.severity is Severity.ERROR)
+    suites = ET.Element("testsuites", name="gen", tests=str(len(by_file)), failures=str(failures))
+    suite = ET.SubElement(suites, "testsuite", name="gen", tests=str(len(by_file)), failures=str(failures), errors="0")
+    for name in sorted(by_file):
+        case = ET.SubElement(suite, "testcase", classname="gen", name=name)
+        notes = []
+        for p in by_file[name]:
+            line = f"{p.file}:{p.line}:{p.column}: {p.severity} {p.rule} {_described(p)}"
+            if p.severity is Severity.ERROR:
+                failure = ET.SubElement(case, "failure", message=f"{p.rule}: {p.message}", type=p.rule)
+                failure.text = line
+            else:
+                notes.append(line)
+        if notes:
+            ET.SubElement(case, "system-out").text = "\n".join(notes)
+    ET.indent(suites)
+    stream.write(ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n")
+
+
+def _plain(reporter: Callable[[Sequence[Problem], TextIO], None]) -> Callable[..., None]:
+    def report_of(problems: Sequence[Problem], stream: TextIO, files: Sequence[str] = ()) -> None:
+        reporter(problems, stream)
+
+    return report_of
+
+
+REPORTER_BY_NAME: dict[str, Callable[..., None]] = {
+    "text": _plain(report_text),
+    "json": _plain(report_json),
+    "github": _plain(report_github),
+    "sarif": report_sarif,
+    "junit": report_junit,
 }
 
 
-def report(problems: Sequence[Problem], fmt: str, stream: TextIO | None = None) -> None:
-    REPORTER_BY_NAME[fmt](sorted(problems), stream or sys.stdout)
+def report(problems: Sequence[Problem], fmt: str, stream: TextIO | None = None, files: Sequence[str] = ()) -> None:
+    """problems in format fmt; files, where given, are every file judged (JUnit lists each)."""
+    REPORTER_BY_NAME[fmt](sorted(problems), stream or sys.stdout, files)

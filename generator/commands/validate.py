@@ -1,12 +1,16 @@
-"""`gen validate`: arbitrary manifests against Kubernetes schemas and semantic rules."""
+"""`gen validate`: any manifests against Kubernetes' schemas and rules, custom resources against
+their CRDs; with a repository's .gen.yaml, a baseline, and reports CI systems read."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+from generator import baseline, config
+from generator.errors import GeneratorError
+from generator.kube.api_versions import DEFAULT_VERSION
 from generator.kube.validate import validate_paths
-from generator.problems import exit_code
+from generator.problems import Problem, Severity, exit_code
 from generator.reporters import report
 
 
@@ -17,9 +21,53 @@ def run(
     crds: tuple[Path, ...],
     fmt: str,
     strict: bool,
+    config_file: Path | None = None,
+    baseline_file: Path | None = None,
+    write_baseline: Path | None = None,
+    output: Path | None = None,
 ) -> int:
-    problems, silenced = validate_paths(paths, versions, plugins, crds)
-    report(problems, fmt)
-    if silenced:
-        print(f"gen: {silenced} finding{'s' if silenced > 1 else ''} silenced by gen:ignore comments", file=sys.stderr)
+    settings, unusable = config.settings(config_file)
+    if unusable:
+        report(unusable, fmt)
+        return 1
+    if settings is not None:  # the command line wins over the file
+        versions = versions or settings.kubernetes_versions
+        plugins = plugins or settings.plugins
+        crds = crds or settings.crds
+    validated = validate_paths(
+        paths,
+        versions or (DEFAULT_VERSION,),
+        plugins,
+        crds,
+        excluded=settings.excluded if settings is not None else lambda name: False,
+    )
+    problems, by_config = config.silenced_by(settings, validated.problems)
+    if write_baseline is not None:
+        baseline.write(write_baseline, problems)
+        print(f"gen: wrote {len(problems)} findings to {write_baseline}", file=sys.stderr)
+        return 0
+    known = 0
+    if baseline_file is not None:
+        problems, known = baseline.unknown(problems, baseline.read(baseline_file))
+    if output is not None:
+        try:
+            with output.open("w", encoding="utf-8") as stream:
+                report(problems, fmt, stream, validated.files)
+        except OSError as err:
+            raise GeneratorError(f"--output {output}: {err.strerror or err}") from err
+        report(problems, "text")
+    else:
+        report(problems, fmt, files=validated.files)
+    print(_summary(len(validated.files), problems, validated.silenced + by_config, known), file=sys.stderr)
     return exit_code(problems, strict)
+
+
+def _summary(files: int, problems: list[Problem], silenced: int, known: int) -> str:
+    """One line for the terminal: what was judged, what was found, what was set aside."""
+    counts = [
+        f"{n} {word}{'s' if n != 1 and severity is not Severity.INFO else ''}"
+        for word, severity in (("error", Severity.ERROR), ("warning", Severity.WARNING), ("info", Severity.INFO))
+        if (n := sum(1 for p in problems if p.severity is severity)) or severity is not Severity.INFO
+    ]
+    line = f"gen: {files} file{'s' if files != 1 else ''} validated: {', '.join(counts)}; {silenced} silenced"
+    return line + (f"; {known} known from the baseline" if known else "")

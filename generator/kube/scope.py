@@ -85,3 +85,17 @@ def at_path(obj: Any, path: tuple[str | int, ...]) -> Any:
         else:
             return None
     return obj
+
+
+def title(kind: str, namespace: str | None, name: str) -> str:
+    """An object as people name it: `Deployment web/webapi`, `ClusterRole view`."""
+    return f"{kind} {namespace + '/' if namespace else ''}{name}"
+
+
+def title_of(obj: Any) -> str:
+    """The title of a manifest read from a file, as far as it says (empty when it says nothing)."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
+        return ""
+    meta: dict[str, Any] = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
+    namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else None
+    return title(obj["kind"], namespace, str(meta.get("name", "")))

@@ -34,7 +34,7 @@ from generator.kube import (
 )
 from generator.kube.api_versions import SCHEDULER_CONFIG_KIND
 from generator.kube.scheduler_config import check_config
-from generator.kube.scope import BUILD_TOOL_GROUPS, POD_SPEC_PATHS, at_path
+from generator.kube.scope import BUILD_TOOL_GROUPS, POD_SPEC_PATHS, at_path, title_of
 from generator.kube.semantic import Finding, Path
 from generator.layout import FRAGMENTS_DIR, MANIFEST_FILE
 from generator.problems import Problem, Severity, json_path
@@ -479,8 +479,12 @@ def _validate_file(file: tuple[str, str], validator: ManifestValidator) -> FileR
     text = docs[0].text if docs and "gen:ignore" in docs[0].text else None
     for doc in docs:
         findings = validator.validate(doc.data, doc.text)
+        about = title_of(doc.data)
         problems += [
-            doc.problem(f.path, f.rule, f.message, severity=f.severity, hint=f.hint or quote_hint(doc, f.path, f))
+            replace(
+                doc.problem(f.path, f.rule, f.message, severity=f.severity, hint=f.hint or quote_hint(doc, f.path, f)),
+                about=about,
+            )
             for f in findings
         ]
         data = doc.data
@@ -496,7 +500,8 @@ def _validate_file(file: tuple[str, str], validator: ManifestValidator) -> FileR
             enforced[str((data.get("metadata") or {}).get("name"))] = level
         namespace = str((data.get("metadata") or {}).get("namespace"))
         deferred += [
-            (namespace, v, doc.problem(v.path, "pod-security", "")) for v in pod_security.workload_violations(data)
+            (namespace, v, replace(doc.problem(v.path, "pod-security", ""), about=about))
+            for v in pod_security.workload_violations(data)
         ]
     return FileResult(problems, enforced, deferred, text, definitions, custom)
 
@@ -581,10 +586,9 @@ def validate_paths(
     plugins: tuple[str, ...] = (),
     crd_paths: Iterable[FsPath] = (),
     excluded: Callable[[str], bool] = lambda name: False,
-) -> tuple[list[Problem], int]:
+) -> Validated:
     """`gen validate`: every manifest below paths (and the CRDs below crd_paths), in worker
-    processes when there are many; the findings no gen:ignore comment silences, and how many
-    it did.
+    processes when there are many.
 
     CRDs from crd_paths are known from the start. Those among the inputs are learnt as the
     files are validated; a file that used a kind one of them defines is validated again once
@@ -620,7 +624,16 @@ def validate_paths(
         deferred += result.deferred
         if result.text is not None:
             texts[name] = result.text
-    return suppressions.apply(problems + _judged(deferred, enforced), texts)
+    kept, silenced = suppressions.apply(problems + _judged(deferred, enforced), texts)
+    return Validated(kept, silenced, [name for _, name in files])
+
+
+class Validated(NamedTuple):
+    """The findings no gen:ignore comment silences, how many it did, and every file judged."""
+
+    problems: list[Problem]
+    silenced: int
+    files: list[str]
 
 
 def _validate_files(files: list[tuple[str, str]], validator: ManifestValidator) -> list[FileResult]:

@@ -71,26 +71,30 @@ def _yaml11_hint(scalar: Scalar | None, expected: Any) -> str:
     return ""
 
 
-def _schema_problems(doc: Document, err: jsonschema.ValidationError, schema_file: str) -> list[Problem]:
+def schema_problems(
+    doc: Document, err: jsonschema.ValidationError, schema_file: str, prefix: str = "policy"
+) -> list[Problem]:
+    """A schema error as findings at the lines that caused it: `<prefix>-required`,
+    `<prefix>-unknown-field` (one per key, with what was probably meant) or `<prefix>-schema`."""
     from jsonschema.exceptions import best_match  # only invalid policies pay for the reference validator
 
     if err.validator in {"additionalProperties", "unevaluatedProperties"} and isinstance(err.instance, dict):
-        return _unknown_fields(doc, err, schema_file)
+        return _unknown_fields(doc, err, schema_file, prefix)
     if err.context:
         deepest = best_match(err.context)
         if deepest is not None and len(deepest.absolute_path) >= len(err.absolute_path):
             err = deepest
             if err.validator in {"additionalProperties", "unevaluatedProperties"} and isinstance(err.instance, dict):
-                return _unknown_fields(doc, err, schema_file)
+                return _unknown_fields(doc, err, schema_file, prefix)
     path = tuple(err.absolute_path)
     hint = ""
     if err.validator == "required":
-        return [doc.problem(path, "policy-required", in_words(err), hint="add the field")]
+        return [doc.problem(path, f"{prefix}-required", in_words(err), hint="add the field")]
     if err.validator in {"type", "pattern", "enum", "const", "anyOf", "oneOf", "minimum", "maximum"}:
         hint = _yaml11_hint(doc.source.scalars.get(path), err.validator_value)
     if err.validator in {"maximum", "minimum"} and err.validator_value in (2147483647, -2147483648):
         hint = hint or "the value must fit a signed 32-bit integer"
-    return [doc.problem(path, "policy-schema", in_words(err), hint=hint)]
+    return [doc.problem(path, f"{prefix}-schema", in_words(err), hint=hint)]
 
 
 # PodSpec fields a kind builds itself, and where the policy says what it wants instead.
@@ -102,7 +106,7 @@ _OWNED_POD_FIELDS = {
 }
 
 
-def _unknown_fields(doc: Document, err: jsonschema.ValidationError, schema_file: str) -> list[Problem]:
+def _unknown_fields(doc: Document, err: jsonschema.ValidationError, schema_file: str, prefix: str) -> list[Problem]:
     """One finding per unknown key, each at its own line, with what was probably meant."""
     path = tuple(err.absolute_path)
     allowed = schemas.allowed_properties(err.schema, schema_file)
@@ -111,7 +115,7 @@ def _unknown_fields(doc: Document, err: jsonschema.ValidationError, schema_file:
         problems.append(
             doc.problem(
                 (*path, key),
-                "policy-unknown-field",
+                f"{prefix}-unknown-field",
                 f"unknown field {shown(key)}",
                 hint=_did_you_mean(key, allowed, path),
                 key=True,
@@ -183,7 +187,7 @@ def build_policy(doc: Document) -> tuple[Policy | None, list[Problem]]:
         for path in ([] if _all_finite(data) else _non_finite(data, ()))
     ]
     for err in schemas.iter_schema_errors(name, data):
-        problems += _schema_problems(doc, err, name)
+        problems += schema_problems(doc, err, name)
     problems = list(dict.fromkeys(problems))  # one key can fail a schema and the schema that combines it
     if problems:
         return None, problems

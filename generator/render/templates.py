@@ -19,6 +19,7 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from generator.kube import scope
 from generator.kube.scope import POD_SPEC_PATHS
 from generator.policies import context as ctx
 from generator.policies import manifests, podspec
@@ -59,7 +60,7 @@ class Manifest:
     @property
     def title(self) -> str:
         """The object as people name it: `Deployment web/webapi`."""
-        return f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
+        return scope.title(self.kind, self.namespace, self.name)
 
     @property
     def key(self) -> tuple[str, str, str, str]:
