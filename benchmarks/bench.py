@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kapitan_repo import make_kapitan_repo
-from synthetic import make_gpu_repo, make_manifests_repo, make_repo
+from synthetic import make_crd_repo, make_gpu_repo, make_manifests_repo, make_repo
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / ".venv-bench" / "bin"  # set by main() to the environment it installs gen into
@@ -217,6 +217,21 @@ def bench_explain(nodes: int, policies: int, runs: int, work: Path) -> None:
     )
 
 
+def bench_crds(crds: int, resources: int, files: int, runs: int, work: Path) -> None:
+    """`gen validate` of a repository whose custom resources are judged by CRDs among its files
+    (structural schemas, defaults, list-map keys and CEL rules), against the same repository's
+    CRDs validated alone, in the same run."""
+    root = make_crd_repo(work / f"crds-{crds}", crds, resources, files)
+    gen = BIN / "gen"
+    validate = median([gen, "validate", root], runs)
+    only = median([gen, "validate", *sorted(root.glob("crd-*.yaml"))], runs)
+    print(
+        f"\ngen validate, {files} files with {crds} CRDs and {resources} custom resources: {validate.seconds:.2f} s"
+        f" (peak {validate.peak_mib:.0f} MiB, with workers <= {validate.tree_mib:.0f} MiB); the {crds} CRDs alone"
+        f" {only.seconds:.2f} s"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="100,1000,10000")
@@ -231,6 +246,7 @@ def main() -> None:
     parser.add_argument("--venv", type=Path, default=ROOT / ".venv-bench", help="where to pip install gen")
     parser.add_argument("--manifests", type=int, default=1000, help="raw objects of the Manifests benchmark (0: skip)")
     parser.add_argument("--explain-nodes", type=int, default=1000, help="inventory of the explain benchmark (0: skip)")
+    parser.add_argument("--crds", type=int, default=200, help="CRDs of the custom-resource benchmark (0: skip)")
     args = parser.parse_args()
     global BIN
     BIN = install(args.venv.absolute())
@@ -242,6 +258,8 @@ def main() -> None:
             bench_manifests(args.manifests, args.runs, Path(tmp))
         if args.explain_nodes:
             bench_explain(args.explain_nodes, 100, args.runs, Path(tmp))
+        if args.crds:
+            bench_crds(args.crds, 10 * args.crds, 10 * args.crds, args.runs, Path(tmp))
         for size in (int(s) for s in args.sizes.split(",")):
             bench_size(size, args.runs, args.baseline_files, kapitan, Path(tmp))
 

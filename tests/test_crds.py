@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, SHARED_CRDS
 
 CRDS = ROOT / "tests" / "realworld" / "crds"
 KUEUE = CRDS / "kueue"
@@ -465,3 +465,16 @@ def test_a_crd_among_the_inputs_wins_over_the_bundled_schema(gen, tmp_path: Path
     assert gen("validate", tmp_path / "rule.yaml").code == 1  # the bundled schema knows no team
     run = gen("validate", tmp_path)
     assert (run.code, run.out) == (0, ""), run.out
+
+
+@pytest.mark.skipif(not SHARED_CRDS.is_dir(), reason="the shared reference CRDs are beside the clone")
+@pytest.mark.parametrize(
+    "kind", ["application", "applicationset", "gitrepository", "kustomization", "prometheusrule", "servicemonitor"]
+)
+def test_bundled_crd_schemas_judge_the_reference_examples(gen, kind: str) -> None:
+    """The bundled schemas, with no CRD given: each reference example passes, its typo fails."""
+    examples = SHARED_CRDS / "examples"
+    good = gen("validate", examples / f"{kind}-valid.yaml")
+    assert good.code == 0 and " error " not in good.out, good.out
+    bad = gen("validate", examples / f"{kind}-typo.yaml")
+    assert bad.code == 1 and "unknown field" in bad.out, bad.out

@@ -391,7 +391,7 @@ INVALID = {
                 ],
             },
         },
-        "k8s-name",
+        "crd-invalid",
     ),
     "apiservice-name": (
         {

@@ -65,7 +65,7 @@ def json_schema(node: Any, structural: bool = True) -> Any:
     anyOf, oneOf and not (value validations only) nothing is made strict."""
     if not isinstance(node, dict):
         return {}
-    out: dict[str, Any] = {k: node[k] for k in _KEPT if k in node}
+    out: dict[str, Any] = {k: node[k] for k in _KEPT if node.get(k) is not None}  # null is Go's unset
     if isinstance(out.get("pattern"), str):
         out["pattern"] = _LEADING_FLAGS.sub(r"(?\1)^", out["pattern"])
     if "properties" in node and isinstance(node["properties"], dict):
@@ -187,7 +187,8 @@ class _Plan:
 
     def __init__(self, node: dict[str, Any]) -> None:
         self.type = node.get("type")
-        self.fmt = node.get("format") if node.get("format") in _FORMATS else None
+        fmt = node.get("format")
+        self.fmt = fmt if isinstance(fmt, str) and fmt in _FORMATS else None
         self.default = node.get("default", _ABSENT)
         props = node.get("properties")
         self.props = {k: _Plan(v) for k, v in props.items() if isinstance(v, dict)} if isinstance(props, dict) else {}
@@ -197,7 +198,11 @@ class _Plan:
         keys = node.get("x-kubernetes-list-map-keys")
         self.map_keys = tuple(keys) if node.get("x-kubernetes-list-type") == "map" and isinstance(keys, list) else ()
         rules = node.get("x-kubernetes-validations")
-        self.rules = [r for r in rules if isinstance(r, dict) and isinstance(r.get("rule"), str)] if rules else []
+        self.rules = (
+            [r for r in rules if isinstance(r, dict) and isinstance(r.get("rule"), str)]
+            if isinstance(rules, list)
+            else []
+        )
         children = [*self.props.values(), *(p for p in (self.extra, self.items) if p is not None)]
         self.walk: bool = bool(self.fmt or self.map_keys or self.rules or any(c.walk for c in children))
 
@@ -380,8 +385,8 @@ class Version:
                 ("apiVersion",),
                 "crd-unevaluated",
                 Severity.INFO,
-                f"not validated: gen cannot compile its CRD's schema ({self.unreadable})",
-                "kube-apiserver validates it when the object is applied",
+                "not validated: gen cannot compile the schema of its CRD",
+                f"kube-apiserver validates it when the object is applied (the compiler said: {self.unreadable})",
             )
             return
         if self.defaults:

@@ -102,13 +102,10 @@ def _check_object_names(meta: dict[str, Any], path: Path, validate: Callable[[st
 
 
 def check_derived_names(obj: dict[str, Any]) -> Iterator[Finding]:
-    """Kinds whose name is made of their spec: a CRD's is <plural>.<group>
-    (ValidateCustomResourceDefinition), an APIService's <version>.<group> (ValidateAPIService)."""
+    """An APIService's name is made of its spec: <version>.<group> (ValidateAPIService). A CRD's
+    <plural>.<group> is checked with the rest of the CRD (crds.check_definition)."""
     kind, name, spec = obj.get("kind"), (obj.get("metadata") or {}).get("name"), obj.get("spec") or {}
-    if kind == "CustomResourceDefinition":
-        want = f"{(spec.get('names') or {}).get('plural')}.{spec.get('group')}"
-        rule = 'spec.names.plural+"."+spec.group'
-    elif kind == "APIService":
+    if kind == "APIService":
         want, rule = f"{spec.get('version')}.{spec.get('group') or ''}", 'spec.version+"."+spec.group'
     else:
         return
@@ -775,8 +772,9 @@ def _selector_matches(selector: Any, labels: dict[str, str]) -> bool:
 
 def check_workload(obj: dict[str, Any]) -> Iterator[Finding]:
     kind = obj.get("kind")
-    meta_annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    if kind != "Pod" and DELETION_COST in meta_annotations:
+    meta = obj.get("metadata")
+    meta_annotations = meta.get("annotations") if isinstance(meta, dict) else None  # unknown kinds are unchecked
+    if kind != "Pod" and isinstance(meta_annotations, dict) and DELETION_COST in meta_annotations:
         yield _warn(
             ("metadata", "annotations", DELETION_COST),
             "deletion-cost-on-owner",

@@ -206,8 +206,8 @@ class ManifestValidator:
         ]
 
     def _validate(self, obj: dict[str, Any], api: str, kind: str, text: str | None, version: str) -> Iterator[Finding]:
-        if api.split("/")[0] in BUILD_TOOL_GROUPS:
-            return  # read by kustomize, never sent to the API server
+        if api.split("/")[0] in BUILD_TOOL_GROUPS or api == schemas.POLICY_API_VERSION:
+            return  # read by kustomize or by gen (`gen lint` checks policies), never sent to the API server
         bundled = schemas.MANIFEST_SCHEMA_FILES.get((api, kind))
         validator = schemas.validator(bundled) if bundled is not None else k8s_validator(version, api, kind)
         if validator is None or kind == SCHEDULER_CONFIG_KIND:  # only then can the version refuse it
@@ -216,8 +216,16 @@ class ManifestValidator:
                 yield Finding(("apiVersion",), "k8s-api-version", Severity.ERROR, refused.message, refused.hint)
                 return
         if validator is None:
-            yield Finding(("kind",), "k8s-unknown-kind", Severity.WARNING, f"no schema for {kind} {api}; not validated")
-        elif api_versions.disabled_by_default(version, api, kind):
+            yield Finding(
+                ("kind",),
+                "k8s-unknown-kind",
+                Severity.WARNING,
+                f"no schema for {kind} {api}; not validated",
+                "give gen its CustomResourceDefinition: among the files, with --crds, or in .gen.yaml's crds",
+            )
+            yield from self._any_object(obj, kind, text)  # its shape is unknown: only what holds for all
+            return
+        if api_versions.disabled_by_default(version, api, kind):
             instead = api_versions.replacement(version, api, kind)
             yield Finding(
                 ("apiVersion",),
@@ -229,7 +237,7 @@ class ManifestValidator:
                 if instead and instead != api and not api_versions.disabled_by_default(version, instead, kind)
                 else "managed control planes often cannot enable it: check yours does",
             )
-        found = list(_schema_findings(validator, obj)) if validator is not None else []
+        found = list(_schema_findings(validator, obj))
         yield from found
         if found:
             return  # semantic rules assume the shape is right
@@ -273,10 +281,14 @@ class ManifestValidator:
         yield from found
         if any(f.rule in ("crd-schema", "crd-version") for f in found):
             return  # the rules below assume the shape is right
-        if "metadata" in obj:
-            yield from semantic.check_metadata(obj, ("metadata",), kind)
         if kind == "PrometheusRule":
             yield from _check_prometheus_rule(obj)
+        yield from self._any_object(obj, kind, text)
+
+    def _any_object(self, obj: dict[str, Any], kind: str, text: str | None) -> Iterator[Finding]:
+        """What holds for an object of any kind: its metadata, TLS verification, its size."""
+        if isinstance(obj.get("metadata"), dict):
+            yield from semantic.check_metadata(obj, ("metadata",), kind)
         if _may_hold(text, "insecureSkip"):
             yield from _check_insecure_tls(obj, self.opinion)
         yield from _check_size(obj, kind, text)
@@ -455,6 +467,10 @@ def _check_size(obj: dict[str, Any], kind: str, text: str | None) -> Iterator[Fi
 Deferred = tuple[str, pod_security.Violation, Problem]
 
 
+# Findings after which an object's shape is not known to be its kind's.
+_SHAPE_UNSURE = frozenset({"k8s-schema", "k8s-object", "k8s-unknown-kind", "crd-schema", "crd-version"})
+
+
 class FileResult(NamedTuple):
     """What validating one file gives: its findings; the Pod Security levels its Namespaces
     enforce; its workloads' failed Pod Security checks, which wait for the Namespaces of every
@@ -492,7 +508,7 @@ def _validate_file(file: tuple[str, str], validator: ManifestValidator) -> FileR
             kind = (str(data.get("apiVersion")), str(data.get("kind")))
             if kind in schemas.MANIFEST_SCHEMA_FILES or any(f.rule == "k8s-unknown-kind" for f in findings):
                 custom.add(kind)
-        if not isinstance(data, dict) or any(f.rule in ("k8s-schema", "k8s-object") for f in findings):
+        if not isinstance(data, dict) or any(f.rule in _SHAPE_UNSURE for f in findings):
             continue  # the checks below assume the shape is right
         if crds.is_definition(data):
             definitions.append(data)
