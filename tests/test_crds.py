@@ -478,3 +478,33 @@ def test_bundled_crd_schemas_judge_the_reference_examples(gen, kind: str) -> Non
     assert good.code == 0 and " error " not in good.out, good.out
     bad = gen("validate", examples / f"{kind}-typo.yaml")
     assert bad.code == 1 and "unknown field" in bad.out, bad.out
+
+
+def test_render_judges_custom_resources_by_the_crds_beside_them(gen, tmp_path: Path) -> None:
+    """A Manifests policy over Kueue's CRDs and queues: the CRDs' scopes keep the policy's
+    namespace off cluster-scoped kinds, and their rules judge the queues at their lines."""
+    import shutil
+
+    import yaml
+
+    shutil.copytree(KUEUE, tmp_path / "kueue")
+    (tmp_path / "policies").mkdir()
+    (tmp_path / "policies" / "queues.yaml").write_text(
+        "apiVersion: gen/v1alpha1\nkind: Manifests\nmetadata:\n  name: kueue\n"
+        "spec:\n  namespace: team-a\n  files: [../kueue]\n"
+    )
+    run = gen("render", tmp_path / "policies", "--out", tmp_path / "deploy", "--strict")
+    assert (run.code, run.out) == (0, ""), run.err
+    written = {
+        (obj["kind"], obj["metadata"].get("namespace"))
+        for path in (tmp_path / "deploy").rglob("*.yaml")
+        if path.name != "kustomization.yaml"
+        for obj in [yaml.safe_load(path.read_text())]
+        if obj["kind"] != "CustomResourceDefinition"
+    }
+    assert written == {("ResourceFlavor", None), ("ClusterQueue", None), ("LocalQueue", "default")}
+    examples = tmp_path / "kueue" / "examples.yaml"
+    text = examples.read_text()
+    examples.write_text(text.replace("    effect: NoSchedule\n  tolerations", "    effect: Sometimes\n  tolerations"))
+    run = gen("render", tmp_path / "policies", "--out", tmp_path / "deploy")
+    assert run.code == 1 and f"examples.yaml:{line_of(text, 'nodeTaints')}:3: error crd-rule" in run.err, run.err

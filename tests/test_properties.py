@@ -263,7 +263,10 @@ STACK_FILES = {
 
 
 # What no message may show: a raw regular expression, jsonschema's type sentence, a Python repr.
-UNREADABLE = re.compile(r"\^[\[(]|[\])]\*?\$'|\\S|is not of type|PosixPath\(|\{'|\['|(?<!\")\bNone\b(?!\")")
+# (A dict or list repr, not a quoted field name such as '{'.)
+UNREADABLE = re.compile(
+    r"\^[\[(]|[\])]\*?\$'|\\S|is not of type|PosixPath\(|\{'[^']*': |\['[^']*'[,\]]|(?<!\")\bNone\b(?!\")"
+)
 
 
 def _assert_readable(problems) -> None:

@@ -21,12 +21,11 @@ import jsonschema_rs
 
 from generator import schemas
 from generator.kube import names
+from generator.kube.scope import is_definition
 from generator.kube.semantic import Finding, Path
 from generator.problems import Severity
 from generator.schema_messages import in_words, shown
 
-CRD_GROUP = "apiextensions.k8s.io"
-CRD_KIND = "CustomResourceDefinition"
 # JSON Schema keywords a structural schema's value validations share with draft 2020-12.
 _KEPT = (
     "type",
@@ -497,15 +496,6 @@ class Catalog:
             for name, spec in definition.versions.items():
                 if spec.get("served"):
                     definition.version(name)
-
-
-def is_definition(obj: Any) -> bool:
-    return (
-        isinstance(obj, dict)
-        and obj.get("kind") == CRD_KIND
-        and isinstance(obj.get("apiVersion"), str)
-        and obj["apiVersion"].startswith(CRD_GROUP + "/")
-    )
 
 
 # ---- the CRD itself ------------------------------------------------------------------------

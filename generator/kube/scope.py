@@ -12,6 +12,9 @@ from typing import Any
 
 from generator.kube.api_versions import split_api
 
+CRD_GROUP = "apiextensions.k8s.io"
+CRD_KIND = "CustomResourceDefinition"
+
 # Read by kustomize, never sent to the API server.
 BUILD_TOOL_GROUPS = frozenset({"kustomize.config.k8s.io"})
 
@@ -99,3 +102,13 @@ def title_of(obj: Any) -> str:
     meta: dict[str, Any] = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
     namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else None
     return title(obj["kind"], namespace, str(meta.get("name", "")))
+
+
+def is_definition(obj: Any) -> bool:
+    """Whether obj is a CustomResourceDefinition."""
+    return (
+        isinstance(obj, dict)
+        and obj.get("kind") == CRD_KIND
+        and isinstance(obj.get("apiVersion"), str)
+        and obj["apiVersion"].startswith(CRD_GROUP + "/")
+    )

@@ -71,17 +71,17 @@ def check_metadata(obj: dict[str, Any], path: Path = ("metadata",), kind: str | 
         yield from _check_object_names(meta, path, _NAME_VALIDATORS.get(kind, names.dns1123_subdomain))
     ns = meta.get("namespace")
     if isinstance(ns, str) and (err := names.dns1123_label(ns)):
-        yield _err((*path, "namespace"), "k8s-name", f"namespace {ns!r} {err}")
+        yield _err((*path, "namespace"), "k8s-name", f"namespace {shown(ns)} {err}")
     for key, value in (meta.get("labels") or {}).items():
         if err := names.qualified_name(str(key)):
-            yield _err((*path, "labels", key), "k8s-label", f"label key {key!r}: {err}")
+            yield _err((*path, "labels", key), "k8s-label", f"label key {shown(str(key))}: {err}")
         if isinstance(value, str) and (err := names.label_value(value)):
-            yield _err((*path, "labels", key), "k8s-label", f"label value {value!r}: {err}")
+            yield _err((*path, "labels", key), "k8s-label", f"label value {shown(value)}: {err}")
     annotations = meta.get("annotations") or {}
     total = 0
     for key, value in annotations.items():
         if err := names.qualified_name(str(key).lower()):
-            yield _err((*path, "annotations", key), "k8s-annotation", f"annotation key {key!r}: {err}")
+            yield _err((*path, "annotations", key), "k8s-annotation", f"annotation key {shown(str(key))}: {err}")
         total += len(str(key)) + len(str(value))
     if total > ANNOTATIONS_MAX_BYTES:
         yield _err(

@@ -34,7 +34,15 @@ from generator.kube import (
 )
 from generator.kube.api_versions import SCHEDULER_CONFIG_KIND
 from generator.kube.scheduler_config import check_config
-from generator.kube.scope import BUILD_TOOL_GROUPS, POD_SPEC_PATHS, at_path, title_of
+from generator.kube.scope import (
+    BUILD_TOOL_GROUPS,
+    CRD_GROUP,
+    CRD_KIND,
+    POD_SPEC_PATHS,
+    at_path,
+    is_definition,
+    title_of,
+)
 from generator.kube.semantic import Finding, Path
 from generator.layout import FRAGMENTS_DIR, MANIFEST_FILE
 from generator.problems import Problem, Severity, json_path
@@ -122,7 +130,7 @@ GROUP_RULES: dict[tuple[str, str], Callable[[dict[str, Any]], Iterator[Finding]]
     ("resource.k8s.io", "ResourceClaim"): resource.check_resource_claim,
     ("resource.k8s.io", "ResourceClaimTemplate"): resource.check_resource_claim,
     ("resource.k8s.io", "DeviceClass"): resource.check_device_class,
-    (crds.CRD_GROUP, crds.CRD_KIND): crds.check_definition,
+    (CRD_GROUP, CRD_KIND): crds.check_definition,
 }
 
 
@@ -510,7 +518,7 @@ def _validate_file(file: tuple[str, str], validator: ManifestValidator) -> FileR
                 custom.add(kind)
         if not isinstance(data, dict) or any(f.rule in _SHAPE_UNSURE for f in findings):
             continue  # the checks below assume the shape is right
-        if crds.is_definition(data):
+        if is_definition(data):
             definitions.append(data)
         if data.get("kind") == "Namespace" and (level := pod_security.enforced_level(data)):
             enforced[str((data.get("metadata") or {}).get("name"))] = level

@@ -14,7 +14,8 @@ from typing import Any
 
 from generator import schemas
 from generator.kube import scope
-from generator.kube.scope import BUILD_TOOL_GROUPS
+from generator.kube.api_versions import split_api
+from generator.kube.scope import BUILD_TOOL_GROUPS, is_definition
 from generator.policies.policy import Policy
 from generator.problems import Problem, Severity
 from generator.yamlio.load import Document, load_file, yaml_below
@@ -174,25 +175,56 @@ def _object_problems(obj: RawObject, policy: Policy) -> Iterator[Problem]:
                     hint="provision the Secret with a secret manager (an ExternalSecret or a SealedSecret is fine)",
                     key=True,
                 )
-    if (
-        "namespace" not in meta
-        and "namespace" not in policy.spec
-        and not scope.cluster_scoped(data["apiVersion"], data["kind"])
-    ):
-        yield obj.problem(
-            ("metadata",),
-            "manifests-namespace",
-            f"{data['kind']} {meta['name']!r} names no namespace: it lands in whichever one the sync defaults to",
-            severity=Severity.WARNING,
-            hint="set metadata.namespace, or spec.namespace on the Manifests policy",
+
+
+def cluster_kinds(policies: Iterable[Policy]) -> frozenset[tuple[str, str]]:
+    """The custom kinds (group, kind) the CRDs among these policies' objects make cluster-scoped."""
+    return frozenset(
+        (str(spec.get("group")), str((spec.get("names") or {}).get("kind")))
+        for policy in policies
+        for obj in load(policy)[0]
+        if is_definition(obj.data)
+        and isinstance(spec := obj.data.get("spec"), dict)
+        and spec.get("scope") == "Cluster"
+        and isinstance(spec.get("names"), dict)
+    )
+
+
+def _cluster_scoped(data: dict[str, Any], custom: frozenset[tuple[str, str]]) -> bool:
+    return (
+        scope.cluster_scoped(data["apiVersion"], data["kind"])
+        or (
+            split_api(data["apiVersion"])[0],
+            data["kind"],
         )
+        in custom
+    )
 
 
-def placed(obj: RawObject, policy: Policy) -> dict[str, Any]:
-    """A copy of the object with the policy's namespace where it names none and may hold one."""
+def namespace_problems(policy: Policy, custom: frozenset[tuple[str, str]]) -> Iterator[Problem]:
+    """A namespaced object that names no namespace, where the policy gives none either; custom
+    are the cluster-scoped kinds the target's CRDs define."""
+    if "namespace" in policy.spec:
+        return
+    for obj in load(policy)[0]:
+        meta = obj.data["metadata"]
+        if "namespace" not in meta and not _cluster_scoped(obj.data, custom):
+            yield obj.problem(
+                ("metadata",),
+                "manifests-namespace",
+                f"{obj.data['kind']} {meta['name']!r} names no namespace: it lands in whichever one the sync "
+                "defaults to",
+                severity=Severity.WARNING,
+                hint="set metadata.namespace, or spec.namespace on the Manifests policy",
+            )
+
+
+def placed(obj: RawObject, policy: Policy, custom: frozenset[tuple[str, str]]) -> dict[str, Any]:
+    """A copy of the object with the policy's namespace where it names none and may hold one;
+    custom are the cluster-scoped kinds the target's CRDs define."""
     data = schemas.plain_copy(obj.data)
     namespace = policy.spec.get("namespace")
     meta = data["metadata"]
-    if namespace is not None and "namespace" not in meta and not scope.cluster_scoped(data["apiVersion"], data["kind"]):
+    if namespace is not None and "namespace" not in meta and not _cluster_scoped(data, custom):
         meta["namespace"] = namespace
     return data

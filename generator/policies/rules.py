@@ -455,8 +455,10 @@ def placement_rules(target: Target) -> Iterator[Problem]:
 def manifests_rules(target: Target) -> Iterator[Problem]:
     """What is wrong with the objects a Manifests policy reads; read once per policy, so a file
     two targets share is reported once."""
+    custom = manifests.cluster_kinds(target.of_kind("Manifests"))
     for policy in target.of_kind("Manifests"):
         yield from manifests.load(policy)[1]
+        yield from manifests.namespace_problems(policy, custom)
 
 
 RULES: tuple[Callable[[Target], Iterator[Problem]], ...] = (

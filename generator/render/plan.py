@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from generator.kube import pod_security
+from generator.kube import crds, pod_security
 from generator.kube.api_versions import DEFAULT_VERSION
+from generator.kube.scope import is_definition
 from generator.kube.validate import ManifestValidator, load_kubernetes_schemas, quote_hint
 from generator.layout import GITOPS_DIR
 from generator.policies.targets import Target
@@ -126,9 +127,11 @@ def render_and_plan(target: Target, out_name: str) -> tuple[list[write.DirPlan],
         for m in rendered.manifests
         if m.key[:2] == ("", "Namespace") and (level := pod_security.enforced_level(m.obj))
     }
-    validator = ManifestValidator(target.versions, plugins, own_output=True, enforced=enforced)
+    definitions = crds.Catalog()  # the team's CRDs judge the custom resources beside them
+    definitions.add_all((m.obj, m.written_in.file) for m in rendered.manifests if m.written_in and is_definition(m.obj))
+    validator = ManifestValidator(target.versions, plugins, own_output=True, enforced=enforced, definitions=definitions)
     # the team's objects, as `gen validate` judges them
-    raw_validator = ManifestValidator(target.versions, plugins, enforced=enforced)
+    raw_validator = ManifestValidator(target.versions, plugins, enforced=enforced, definitions=definitions)
     for manifest in rendered.manifests:
         problems.extend(_manifest_problems(manifest, raw_validator if manifest.raw else validator))
     plan, found = _plan_target(rendered)

@@ -406,10 +406,11 @@ def _origins(policy: Policy, obj: dict[str, Any]) -> list[tuple[Path, Path]]:
 def render_target(target: Target) -> tuple[TargetRender, list[Problem]]:
     out = TargetRender(target)
     problems: list[Problem] = []
+    custom = manifests.cluster_kinds(target.of_kind("Manifests"))
     for policy in sorted(target.policies, key=lambda p: (p.kind, p.name)):
         if policy.kind == "Manifests":
             for raw in manifests.load(policy)[0]:
-                obj = _finish(manifests.placed(raw, policy), target)
+                obj = _finish(manifests.placed(raw, policy, custom), target)
                 out.manifests.append(Manifest(obj, policy, "", [policy], [((), raw.at)], raw.doc))
             continue
         try:
