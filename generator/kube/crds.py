@@ -390,7 +390,7 @@ class Version:
             return
         if self.defaults:
             obj = _defaulted(self.plan, obj)
-        found = list(_schema_findings(self._validator, obj))
+        found = list(schema_findings(self._validator, obj, "crd-schema"))
         yield from found
         if not found and self.plan.walk:
             yield from _walk(self.plan, obj, ())
@@ -402,10 +402,12 @@ def _reference_validator(schema: Any) -> Any:
     return jsonschema.Draft202012Validator(schema)
 
 
-def _schema_findings(validator: schemas.TwoTierValidator, obj: Any) -> Iterator[Finding]:
+def schema_findings(validator: schemas.TwoTierValidator, obj: Any, rule: str) -> Iterator[Finding]:
+    """An object's schema errors as findings: each unknown field at its own key, with what was
+    probably meant (kubectl's strict field validation refuses it), the rest in words."""
     for err in validator.iter_errors(obj):
         if err.context:
-            from jsonschema.exceptions import best_match
+            from jsonschema.exceptions import best_match  # only reached for invalid objects
 
             err = best_match(err.context) or err
         path = tuple(err.absolute_path)
@@ -417,13 +419,14 @@ def _schema_findings(validator: schemas.TwoTierValidator, obj: Any) -> Iterator[
                 close = difflib.get_close_matches(key, sorted(allowed), n=1)
                 yield Finding(
                     (*path, key),
-                    "crd-schema",
+                    rule,
                     Severity.ERROR,
                     f"unknown field {shown(key)}",
                     f"did you mean {close[0]!r}?" if close else "kubectl's strict field validation refuses it",
+                    at_key=True,
                 )
             continue
-        yield Finding(path, "crd-schema", Severity.ERROR, in_words(err))
+        yield Finding(path, rule, Severity.ERROR, in_words(err))
 
 
 class Definition:

@@ -33,6 +33,7 @@ class Finding:
     severity: Severity
     message: str
     hint: str = ""
+    at_key: bool = False  # located at the key of path (an unknown field), not at its value
 
 
 def _err(path: Path, rule: str, message: str, hint: str = "") -> Finding:

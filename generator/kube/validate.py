@@ -46,7 +46,7 @@ from generator.kube.scope import (
 from generator.kube.semantic import Finding, Path
 from generator.layout import FRAGMENTS_DIR, MANIFEST_FILE
 from generator.problems import Problem, Severity, json_path
-from generator.schema_messages import in_words, shown
+from generator.schema_messages import shown
 from generator.yamlio.kube_scalars import plain_value
 from generator.yamlio.load import Document, YamlError, load_file, parse_yaml, yaml_files
 
@@ -96,15 +96,6 @@ def _reference_validator(schema: Any, version: str) -> Any:
     import jsonschema
 
     return jsonschema.Draft202012Validator(schema, registry=_k8s_reference_registry(version))
-
-
-def _schema_findings(validator: schemas.TwoTierValidator, obj: Any, base: Path = ()) -> Iterator[Finding]:
-    for err in validator.iter_errors(obj):
-        if err.context:
-            from jsonschema.exceptions import best_match  # only reached for invalid objects
-
-            err = best_match(err.context) or err
-        yield Finding((*base, *err.absolute_path), "k8s-schema", Severity.ERROR, in_words(err))
 
 
 # kube-apiserver's rules per kind beyond the schemas, one module per API group.
@@ -245,7 +236,7 @@ class ManifestValidator:
                 if instead and instead != api and not api_versions.disabled_by_default(version, instead, kind)
                 else "managed control planes often cannot enable it: check yours does",
             )
-        found = list(_schema_findings(validator, obj))
+        found = list(crds.schema_findings(validator, obj, "k8s-schema"))
         yield from found
         if found:
             return  # semantic rules assume the shape is right
@@ -506,7 +497,14 @@ def _validate_file(file: tuple[str, str], validator: ManifestValidator) -> FileR
         about = title_of(doc.data)
         problems += [
             replace(
-                doc.problem(f.path, f.rule, f.message, severity=f.severity, hint=f.hint or quote_hint(doc, f.path, f)),
+                doc.problem(
+                    f.path,
+                    f.rule,
+                    f.message,
+                    severity=f.severity,
+                    hint=f.hint or quote_hint(doc, f.path, f),
+                    key=f.at_key,
+                ),
                 about=about,
             )
             for f in findings

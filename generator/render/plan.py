@@ -50,6 +50,7 @@ def _manifest_problems(manifest: Manifest, validator: ManifestValidator) -> list
                 f"{where}: {json_path(finding.path)}: {finding.message}",
                 severity=finding.severity,
                 hint=hint,
+                key=finding.at_key,
             )
         )
     return problems
