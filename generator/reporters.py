@@ -78,8 +78,18 @@ def _sarif_rule(rule_id: str) -> dict[str, Any]:
     }
 
 
+def _artifact(file: str) -> dict[str, str]:
+    """A file as SARIF locates it: a URI relative to the checkout, or a file: URI outside it."""
+    from pathlib import PurePath
+    from urllib.parse import quote
+
+    if PurePath(file).is_absolute():
+        return {"uri": PurePath(file).as_uri()}
+    return {"uri": quote(PurePath(file).as_posix()), "uriBaseId": "%SRCROOT%"}
+
+
 def _sarif_result(p: Problem, index: int) -> dict[str, Any]:
-    location: dict[str, Any] = {"artifactLocation": {"uri": p.file, "uriBaseId": "%SRCROOT%"}}
+    location: dict[str, Any] = {"artifactLocation": _artifact(p.file)}
     if p.line > 0:
         location["region"] = {"startLine": p.line, "startColumn": max(p.column, 1)}
     result: dict[str, Any] = {

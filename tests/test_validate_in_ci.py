@@ -195,3 +195,21 @@ def test_junit_report_is_read_back_by_a_junit_parser(gen, repo: Path) -> None:
 def test_output_to_a_directory_that_does_not_exist_is_a_usage_error(gen, repo: Path) -> None:
     run = gen("validate", "apps", "--format", "sarif", "--output", "no/such/dir/gen.sarif")
     assert run.code == 2 and "--output" in run.err
+
+
+def test_sarif_names_a_file_outside_the_checkout_by_a_file_uri(gen, repo: Path, tmp_path_factory) -> None:
+    elsewhere = tmp_path_factory.mktemp("elsewhere") / "svc.yaml"
+    elsewhere.write_text(BROKEN)
+    run = gen("validate", elsewhere, "--format", "sarif")
+    log = json.loads(run.out)
+    jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text())).validate(log)
+    location = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert location == {"uri": elsewhere.as_uri()}
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "junit"])
+def test_lint_and_render_speak_the_same_formats(gen, repo: Path, fmt: str) -> None:
+    from tests.conftest import POLICIES
+
+    run = gen("lint", POLICIES, "--format", fmt)
+    assert run.code == 0 and run.out.lstrip().startswith("{" if fmt == "sarif" else "<?xml"), run.out
