@@ -254,6 +254,20 @@ def test_transition_rules_wait_for_an_update(gen, tmp_path: Path) -> None:
     assert (run.code, run.out) == (0, ""), run.out
 
 
+def test_a_deprecated_version_warns_with_the_crds_words(gen, tmp_path: Path) -> None:
+    run = validate(gen, tmp_path, FLAVOR.replace("v1beta2", "v1beta1"))
+    assert run.code == 0 and findings(run.out) == [
+        (
+            1,
+            "warning",
+            "crd-deprecated",
+            "This version is deprecated. Use v1beta2 instead. (hint: kube-apiserver answers every request for it "
+            "with this warning; served: kueue.x-k8s.io/v1beta2)",
+        )
+    ], run.out
+    assert validate(gen, tmp_path, FLAVOR).out == ""
+
+
 def test_an_unserved_or_unknown_version_is_refused(gen, tmp_path: Path) -> None:
     run = validate(gen, tmp_path, LOCAL.replace("v1beta1", "v1alpha1"))
     assert run.code == 1 and findings(run.out)[0][:3] == (1, "error", "crd-version"), run.out

@@ -465,6 +465,16 @@ class Definition:
                 f"served: {', '.join(f'{self.group}/{v}' for v in served)}" if served else "the CRD serves no version",
             )
             return
+        if version.get("deprecated"):
+            warning = version.get("deprecationWarning")
+            yield Finding(
+                ("apiVersion",),
+                "crd-deprecated",
+                Severity.WARNING,
+                warning if isinstance(warning, str) and warning else f"{self.group}/{name} {self.kind} is deprecated",
+                f"kube-apiserver answers every request for it with this warning; served: "
+                f"{', '.join(f'{self.group}/{v}' for v in served if not self.versions[v].get('deprecated'))}",
+            )
         compiled = self.version(name)
         if compiled is not None:
             yield from compiled.judge(obj)
