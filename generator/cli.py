@@ -83,7 +83,8 @@ def lint_cmd(
 @app.command("validate")
 def validate_cmd(
     paths: Annotated[
-        list[Path] | None, typer.Argument(help="Manifest files or directories (default: the current directory).")
+        list[Path] | None,
+        typer.Argument(help="Manifest files or directories (default: the current directory); - reads stdin."),
     ] = None,
     kubernetes_version: Annotated[
         list[str] | None,

@@ -213,3 +213,18 @@ def test_lint_and_render_speak_the_same_formats(gen, repo: Path, fmt: str) -> No
 
     run = gen("lint", POLICIES, "--format", fmt)
     assert run.code == 0 and run.out.lstrip().startswith("{" if fmt == "sarif" else "<?xml"), run.out
+
+
+def test_standard_input_is_validated_as_kustomize_build_pipes_it(repo: Path) -> None:
+    """`kustomize build overlays/prod | gen validate -`, through the real entry point."""
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, "-m", "generator", "validate", "-"],
+        input=BROKEN,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 1 and run.stdout.startswith("<stdin>:4:9: error k8s-name "), run.stdout + run.stderr

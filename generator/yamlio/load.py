@@ -683,6 +683,9 @@ def yaml_files(paths: Iterable[Path]) -> tuple[list[tuple[str, str]], list[Probl
     problems: list[Problem] = []
     here = os.getcwd()
     for root in paths:
+        if str(root) == "-":  # `kustomize build | gen validate -`
+            files.append(("/dev/stdin", "<stdin>"))
+            continue
         if not root.exists():
             problems.append(Problem(str(root), 0, 0, "file-missing", Severity.ERROR, "no such file or directory"))
             continue
