@@ -417,6 +417,15 @@ CRD_MUTATIONS = {
         "pendingWorkloads:",
         "type must not be empty",
     ),
+    "type inside anyOf": (
+        DEFINITION.replace(
+            "          spec:\n            properties:\n",
+            "          spec:\n            anyOf:\n            - type: object\n              required: [clusterQueue]\n"
+            "            properties:\n",
+        ),
+        "- type: object",
+        "inside allOf, anyOf, oneOf or not",
+    ),
     "map without keys": (
         DEFINITION.replace("                x-kubernetes-list-map-keys:\n                - type\n", ""),
         "conditions:",

@@ -568,7 +568,7 @@ def _invalid(path: Path, message: str, hint: str = "") -> Finding:
 
 # What x-kubernetes-int-or-string may spell out in its anyOf or allOf (validation.go's exception).
 _INT_OR_STRING = ({"type": "integer"}, {"type": "string"})
-_NOT_IN_VALUE_VALIDATIONS = ("type", "additionalProperties", "default", "nullable", "description")
+_NOT_IN_VALUE_VALIDATIONS = ("type", "additionalProperties", "default", "title", "description")
 
 
 def _structural(
@@ -576,11 +576,12 @@ def _structural(
 ) -> Iterator[Finding]:
     """apiextensions' structural schema rules (schema/validation.go), on one node and below."""
     if value_validation:
-        for key in _NOT_IN_VALUE_VALIDATIONS:
-            if key in node:
-                yield _invalid((*path, key), f"{key} must not be set inside allOf, anyOf, oneOf or not")
-        for key in node:
-            if str(key).startswith("x-kubernetes-"):
+        for key in node:  # (validateValueValidation: "must be empty to be structural")
+            if (
+                key in _NOT_IN_VALUE_VALIDATIONS
+                or str(key).startswith("x-kubernetes-")
+                or (key == "nullable" and node[key] is True)
+            ):
                 yield _invalid((*path, key), f"{key} must not be set inside allOf, anyOf, oneOf or not")
     elif (
         "type" not in node
