@@ -228,3 +228,20 @@ def test_standard_input_is_validated_as_kustomize_build_pipes_it(repo: Path) -> 
         check=False,
     )
     assert run.returncode == 1 and run.stdout.startswith("<stdin>:4:9: error k8s-name "), run.stdout + run.stderr
+
+
+def test_config_crds_judge_custom_resources_and_the_flag_wins(gen, repo: Path) -> None:
+    import shutil
+
+    from tests.test_crds import KUEUE, LOCAL
+
+    shutil.copytree(KUEUE, repo / "vendor" / "kueue")
+    (repo / "vendor" / "kueue" / "examples.yaml").unlink()
+    (repo / "queues").mkdir()
+    (repo / "queues" / "q.yaml").write_text(LOCAL.replace("clusterQueue:", "clusterQeue:"))
+    (repo / ".gen.yaml").write_text("crds: [vendor/kueue]\n")
+    run = gen("validate", "queues")
+    assert run.code == 1 and "did you mean 'clusterQueue'?" in run.out, run.out
+    (repo / "empty").mkdir()
+    run = gen("validate", "queues", "--crds", "empty")
+    assert run.code == 0 and " k8s-unknown-kind " in run.out, run.out
