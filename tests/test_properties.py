@@ -463,7 +463,7 @@ def test_any_out_is_rendered_into_or_refused_without_touching_the_users_files(
 
 
 # cel-python raises the recursion limit when its parser is built: done here, before any example runs
-importlib.import_module("generator.kube.admission").cel_error("true")
+importlib.import_module("generator.kube.cel").parse_error("true")
 
 KIND_DOCS = [
     doc

@@ -10,7 +10,6 @@ guessing at a verdict it cannot reach.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import cache
 from typing import Any
 
 from generator.kube import names
@@ -23,23 +22,11 @@ _SIDE_EFFECTS = ("None", "NoneOnDryRun")
 _OPERATIONS = ("*", "CREATE", "UPDATE", "DELETE", "CONNECT")
 
 
-@cache
-def _cel_environment() -> Any:
-    """One parser per process (building one also raises the recursion limit CEL's grammar needs)."""
-    import celpy  # only manifests with CEL pay for the parser
-
-    return celpy.Environment()
-
-
-@cache
 def cel_error(expression: str) -> str | None:
-    """Why expression does not parse as CEL (its first line), or None."""
-    try:
-        _cel_environment().compile(expression)
-    except Exception as err:  # CELParseError, and lark's errors beneath it
-        text = str(err).strip().splitlines()
-        return text[0] if text else type(err).__name__
-    return None
+    """Why expression does not parse as CEL, or None; only manifests with CEL import its runtime."""
+    from generator.kube import cel
+
+    return cel.parse_error(expression)
 
 
 def _cel(expression: Any, path: Path, rule: str) -> Iterator[Finding]:

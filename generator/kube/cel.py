@@ -223,21 +223,30 @@ def _functions() -> dict[str, Callable[..., Any]]:
 
 
 @cache
-def program(rule: str) -> Any:
-    """The compiled program of one rule, once per process; raises when cel-python cannot parse it
-    (cel-go's optional-field syntax, say), which the caller reports as unevaluated."""
+def _compiled(rule: str) -> tuple[Any, str | None]:
+    """A rule's program and None, or None and why cel-python cannot parse it (its first line);
+    once per process (building the parser also raises the recursion limit CEL's grammar needs)."""
     env = _environment()
-    return env.program(env.compile(rule), functions=_functions())
+    try:
+        tree = env.compile(rule)
+    except Exception as err:  # CELParseError, and lark's errors beneath it
+        lines = str(err).strip().splitlines()
+        return None, lines[0] if lines else type(err).__name__
+    return env.program(tree, functions=_functions()), None
 
 
 def parse_error(rule: str) -> str | None:
-    """Why cel-python cannot parse rule (its first line), or None."""
-    try:
-        program(rule)
-    except Exception as err:  # CELParseError, and lark's errors beneath it
-        lines = str(err).strip().splitlines()
-        return lines[0] if lines else type(err).__name__
-    return None
+    """Why an expression does not parse as CEL, or None: kube-apiserver compiles CEL before it
+    stores an object that holds it, and refuses what does not parse."""
+    return _compiled(rule)[1]
+
+
+def program(rule: str) -> Any:
+    """The compiled program of an expression that parses (see parse_error)."""
+    compiled, error = _compiled(rule)
+    if compiled is None:
+        raise ValueError(error)
+    return compiled
 
 
 def evaluate(rule: str, variables: dict[str, Any]) -> Outcome:
