@@ -531,3 +531,20 @@ def test_render_judges_custom_resources_by_the_crds_beside_them(gen, tmp_path: P
     examples.write_text(text.replace("    effect: NoSchedule\n  tolerations", "    effect: Sometimes\n  tolerations"))
     run = gen("render", tmp_path / "policies", "--out", tmp_path / "deploy")
     assert run.code == 1 and f"examples.yaml:{line_of(text, 'nodeTaints')}:3: error crd-rule" in run.err, run.err
+
+
+@pytest.mark.parametrize("keys", ["1", "[[type]]", "[]", "{a: b}"])
+def test_a_crd_of_the_wrong_shape_under_crds_is_no_crash(gen, tmp_path: Path, keys: str) -> None:
+    """A CRD under --crds is not validated first: its odd shapes must not break the run (found by the fuzz)."""
+    crd = tmp_path / "crd.yaml"
+    crd.write_text(
+        (KUEUE / "localqueues.yaml")
+        .read_text()
+        .replace(
+            "                x-kubernetes-list-map-keys:\n                - type\n",
+            f"                x-kubernetes-list-map-keys: {keys}\n",
+        )
+    )
+    run = validate(gen, tmp_path, LOCAL, crd)
+    assert run.code in (0, 1) and "Traceback" not in run.err, run.err
+    assert " crd-invalid " in run.out or " k8s-schema " in run.out, run.out

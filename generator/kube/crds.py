@@ -195,7 +195,13 @@ class _Plan:
         self.extra = _Plan(extra) if isinstance(extra, dict) else None
         self.items = _Plan(node["items"]) if isinstance(node.get("items"), dict) else None
         keys = node.get("x-kubernetes-list-map-keys")
-        self.map_keys = tuple(keys) if node.get("x-kubernetes-list-type") == "map" and isinstance(keys, list) else ()
+        self.map_keys = (
+            tuple(keys)
+            if node.get("x-kubernetes-list-type") == "map"
+            and isinstance(keys, list)
+            and all(isinstance(k, str) for k in keys)
+            else ()
+        )
         rules = node.get("x-kubernetes-validations")
         self.rules = (
             [r for r in rules if isinstance(r, dict) and isinstance(r.get("rule"), str)]
@@ -371,7 +377,7 @@ class Version:
         self.unreadable = ""
         try:
             fast = jsonschema_rs.Draft202012Validator(root)
-        except (ValueError, jsonschema_rs.ValidationError) as err:  # a pattern no regex engine here takes
+        except Exception as err:  # a pattern no regex engine here takes, a keyword of the wrong type
             self.unreadable = str(err).splitlines()[0] if str(err) else type(err).__name__
         else:
             self._validator = schemas.TwoTierValidator(fast, lambda: _reference_validator(root))
@@ -380,20 +386,28 @@ class Version:
 
     def judge(self, obj: dict[str, Any]) -> Iterator[Finding]:
         if self.unreadable:
-            yield Finding(
-                ("apiVersion",),
-                "crd-unevaluated",
-                Severity.INFO,
-                "not validated: gen cannot compile the schema of its CRD",
-                f"kube-apiserver validates it when the object is applied (the compiler said: {self.unreadable})",
-            )
+            yield _unreadable(self.unreadable)
             return
         if self.defaults:
             obj = _defaulted(self.plan, obj)
-        found = list(schema_findings(self._validator, obj, "crd-schema"))
+        try:
+            found = list(schema_findings(self._validator, obj, "crd-schema"))
+        except Exception as err:  # the reference validator refuses what jsonschema-rs compiled
+            yield _unreadable(str(err))
+            return
         yield from found
         if not found and self.plan.walk:
             yield from _walk(self.plan, obj, ())
+
+
+def _unreadable(reason: str) -> Finding:
+    return Finding(
+        ("apiVersion",),
+        "crd-unevaluated",
+        Severity.INFO,
+        "not validated: gen cannot compile the schema of its CRD",
+        f"kube-apiserver validates it when the object is applied (the compiler said: {reason})",
+    )
 
 
 def _reference_validator(schema: Any) -> Any:
@@ -539,7 +553,7 @@ def check_definition(crd: dict[str, Any]) -> Iterator[Finding]:
         if not isinstance(version, dict):
             continue
         vname = version.get("name")
-        if vname in seen:
+        if str(vname) in seen:
             yield _invalid(("spec", "versions", i, "name"), f"Duplicate value: {shown(vname)}")
         seen.add(str(vname))
         schema = _mapping(version.get("schema")).get("openAPIV3Schema")
@@ -603,7 +617,7 @@ def _structural(
     props = node.get("properties")
     if isinstance(props, dict):
         if root and isinstance(props.get("metadata"), dict):
-            extra = set(props["metadata"].get("properties") or {}) - {"name", "generateName"}
+            extra = set(_mapping(props["metadata"].get("properties"))) - {"name", "generateName"}
             if extra:
                 yield _invalid(
                     (*path, "properties", "metadata"),
@@ -616,7 +630,7 @@ def _structural(
         if isinstance(node.get(key), dict):
             yield from _structural(node[key], (*path, key), value_validation=value_validation)
     for key in ("allOf", "anyOf", "oneOf"):
-        for i, part in enumerate(node.get(key) or []):
+        for i, part in enumerate(_listed(node.get(key))):
             if isinstance(part, dict) and not (node.get("x-kubernetes-int-or-string") and part in _INT_OR_STRING):
                 yield from _structural(part, (*path, key, i), value_validation=True)
     if isinstance(node.get("not"), dict):
@@ -633,11 +647,13 @@ def _list_type(node: dict[str, Any], path: Path) -> Iterator[Finding]:
     if not keys:
         yield _invalid(path, "x-kubernetes-list-map-keys must not be empty if x-kubernetes-list-type is map")
         return
+    if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
+        return  # not a list of names: the CRD's own schema refuses it (k8s-schema)
     if items.get("type") != "object":
         yield _invalid((*path, "items", "type"), "must be object if parent array's x-kubernetes-list-type is map")
         return
-    props = items.get("properties") or {}
-    required = set(items.get("required") or [])
+    props = _mapping(items.get("properties"))
+    required = {r for r in _listed(items.get("required")) if isinstance(r, str)}
     for key in keys:
         if key not in props:
             yield _invalid((*path, "x-kubernetes-list-map-keys"), f"entries {shown(key)} must be a property of items")
