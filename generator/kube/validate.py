@@ -244,8 +244,6 @@ class ManifestValidator:
             if bundled is not None:  # the rules are v1's; an older served version is only named
                 yield from check_config(obj, self.plugins)
             return
-        if "metadata" in obj:
-            yield from semantic.check_metadata(obj, ("metadata",), kind)
         yield from semantic.check_workload(obj)
         yield from semantic.check_rbac(obj)
         yield from self._pod_security(obj)
@@ -270,9 +268,7 @@ class ManifestValidator:
                 "Secret data in Git is readable by everyone who can read the repository",
                 "provision Secrets with a secret manager (External Secrets, Sealed Secrets) and reference them by name",
             )
-        if _may_hold(text, "insecureSkip"):  # the walk is only worth it where the key may occur
-            yield from _check_insecure_tls(obj, self.opinion)
-        yield from _check_size(obj, kind, text)
+        yield from self._any_object(obj, kind, text)
 
     def _custom(self, obj: dict[str, Any], kind: str, text: str | None, judged: Iterable[Finding]) -> Iterator[Finding]:
         """A custom resource: its CRD's verdict, then the rules that hold for every object."""
@@ -288,7 +284,7 @@ class ManifestValidator:
         """What holds for an object of any kind: its metadata, TLS verification, its size."""
         if isinstance(obj.get("metadata"), dict):
             yield from semantic.check_metadata(obj, ("metadata",), kind)
-        if _may_hold(text, "insecureSkip"):
+        if _may_hold(text, "insecureSkip"):  # the walk is only worth it where the key may occur
             yield from _check_insecure_tls(obj, self.opinion)
         yield from _check_size(obj, kind, text)
 
