@@ -245,3 +245,22 @@ def test_config_crds_judge_custom_resources_and_the_flag_wins(gen, repo: Path) -
     (repo / "empty").mkdir()
     run = gen("validate", "queues", "--crds", "empty")
     assert run.code == 0 and " k8s-unknown-kind " in run.out, run.out
+
+
+def test_the_readme_worked_example_prints_what_the_readme_says(gen, repo: Path) -> None:
+    import re
+    import shutil
+
+    from tests.test_crds import KUEUE
+
+    readme = (ROOT / "README.md").read_text()
+    flavors = re.search(r"```yaml\n(# queues/flavors\.yaml\n.*?)```", readme, re.S)
+    shown = re.search(r"```\n\$ gen validate queues --crds vendor/kueue/crds\n(.*?)\n(gen: .*?)\n```", readme, re.S)
+    assert flavors and shown
+    (repo / "queues").mkdir()
+    (repo / "queues" / "flavors.yaml").write_text(flavors[1])
+    (repo / "vendor" / "kueue").mkdir(parents=True)
+    for name in ("clusterqueues.yaml", "localqueues.yaml", "resourceflavors.yaml"):
+        shutil.copy(KUEUE / name, repo / "vendor" / "kueue" / name)
+    run = gen("validate", "queues", "--crds", "vendor/kueue")
+    assert (run.out.strip(), run.err.strip()) == (shown[1], shown[2])
