@@ -548,3 +548,64 @@ def test_a_crd_of_the_wrong_shape_under_crds_is_no_crash(gen, tmp_path: Path, ke
     run = validate(gen, tmp_path, LOCAL, crd)
     assert run.code in (0, 1) and "Traceback" not in run.err, run.err
     assert " crd-invalid " in run.out or " k8s-schema " in run.out, run.out
+
+
+FORMATS_CRD = CEL_CRD.replace(
+    """              url: {type: string}
+""",
+    """              url: {type: string}
+              id: {type: string, format: uuid}
+              mac: {type: string, format: mac}
+              addr: {type: string, format: ipv4}
+              net: {type: string, format: cidr}
+              starts: {type: string, format: date-time}
+              ends: {type: string, format: date-time}
+              day: {type: string, format: date}
+              blob: {type: string, format: byte}
+              timeout: {type: string, format: duration}
+""",
+).replace(
+    """            - rule: "!has(self.url) || isURL(self.url)"
+              message: url must be a URL
+""",
+    """            - rule: "!has(self.starts) || !has(self.ends) || self.starts < self.ends"
+              message: starts must come before ends
+            - rule: "!has(self.timeout) || self.timeout <= duration('1h')"
+              message: timeout must be at most an hour
+""",
+)
+
+
+@pytest.mark.parametrize(
+    ("spec", "ok"),
+    [
+        ("id: 123e4567-e89b-12d3-a456-426614174000", True),
+        ("id: 123E4567E89B12D3A456426614174000", True),
+        ("id: 123e4567-e89b-12d3-a456", False),
+        ("mac: 02:00:5e:10:00:00:00:01", True),
+        ("mac: 02:00:5e", False),
+        ("addr: 10.0.0.1", True),
+        ("addr: 10.0.0.256", False),
+        ("net: 10.0.0.0/8", True),
+        ("net: 10.0.0.0", False),
+        ("day: '2026-02-28'", True),
+        ("day: '2026-02-30'", False),
+        ("blob: aGVsbG8=", True),
+        ("blob: not base64!", False),
+        ("{starts: '2026-01-01T00:00:00Z', ends: '2026-06-01T12:00:00+02:00'}", True),
+        ("{starts: '2026-06-01T00:00:00Z', ends: '2026-01-01T00:00:00Z'}", False),
+        ("starts: '2026-13-01T00:00:00Z'", False),
+        ("timeout: 30m", True),
+        ("timeout: 2h", False),
+    ],
+)
+def test_formats_and_their_cel_types(gen, tmp_path: Path, spec: str, ok: bool) -> None:
+    """kube-openapi's formats, and CEL's view of date-time and duration strings as timestamps
+    and durations."""
+    crd = tmp_path / "crd.yaml"
+    crd.write_text(FORMATS_CRD)
+    body = spec if spec.startswith("{") else "{" + spec + "}"
+    run = validate(
+        gen, tmp_path, f"apiVersion: example.com/v1\nkind: Gadget\nmetadata: {{name: g}}\nspec: {body}\n", crd
+    )
+    assert (run.code == 0 and run.out == "") if ok else (run.code == 1 and " error crd-" in run.out), run.out

@@ -289,7 +289,7 @@ def _failure(err: Any) -> Outcome:
 
 def value(node_type: str | None, fmt: str | None, data: Any) -> Any:
     """A leaf as Kubernetes' CEL sees it: number fields are doubles, and string formats
-    byte, duration and date-time give bytes, durations and timestamps."""
+    byte, duration, date and date-time give bytes, durations and timestamps."""
     import celpy
 
     t = _types()
@@ -307,4 +307,5 @@ _FORMAT_TYPES: dict[str, Callable[[str], Any]] = {
     "byte": lambda s: _types().BytesType(base64.b64decode(s, validate=True)),
     "duration": lambda s: _types().DurationType(s),
     "date-time": lambda s: _types().TimestampType(s),
+    "date": lambda s: _types().TimestampType(f"{s}T00:00:00Z"),
 }

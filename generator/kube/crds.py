@@ -122,7 +122,29 @@ def _root_schema(schema: dict[str, Any], api: str, kind: str) -> dict[str, Any]:
 # ---- formats ------------------------------------------------------------------------------
 
 _DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})\Z")
-_MAC = re.compile(r"^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}\Z|^([0-9A-Fa-f]{4}\.){2}[0-9A-Fa-f]{4}\Z")
+# kube-openapi's strfmt: UUIDs with or without hyphens, any case; versions 3, 4 and 5 by their digit.
+_UUID = {
+    name: re.compile(
+        r"^[0-9a-f]{8}-?[0-9a-f]{4}-?" + version + r"[0-9a-f]{3}-?" + variant + r"[0-9a-f]{3}-?[0-9a-f]{12}\Z", re.I
+    )
+    for name, version, variant in (
+        ("uuid", "[0-9a-f]", "[0-9a-f]"),
+        ("uuid3", "3", "[0-9a-f]"),
+        ("uuid4", "4", "[89ab]"),
+        ("uuid5", "5", "[89ab]"),
+    )
+}
+
+
+def _valid_mac(s: str) -> bool:
+    """Go's net.ParseMAC: 6, 8 or 20 bytes, as pairs split by `:` or `-`, or quads split by `.`."""
+    for sep, width, counts in ((":", 2, (6, 8, 20)), ("-", 2, (6, 8, 20)), (".", 4, (3, 4, 10))):
+        parts = s.split(sep)
+        if len(parts) in counts and all(
+            len(p) == width and all(c in "0123456789abcdefABCDEF" for c in p) for p in parts
+        ):
+            return True
+    return False
 
 
 def _valid_date_time(s: str) -> bool:
@@ -155,12 +177,6 @@ def _network(text: str) -> Any:
     return ipaddress.ip_network(text, strict=False)
 
 
-def _uuid(text: str) -> Any:
-    import uuid
-
-    return uuid.UUID(text)
-
-
 # The formats kube-openapi's registry validates for CRDs (others are accepted as plain strings).
 _FORMATS: dict[str, Any] = {
     "byte": lambda s: _parses(lambda v: base64.b64decode(v, validate=True), s),
@@ -170,8 +186,8 @@ _FORMATS: dict[str, Any] = {
     "ipv4": lambda s: _parses(_ip_address(4), s),
     "ipv6": lambda s: _parses(_ip_address(6), s),
     "cidr": lambda s: _parses(_network, s) and "/" in s,
-    "uuid": lambda s: _parses(_uuid, s) and len(s) == 36,
-    "mac": lambda s: bool(_MAC.match(s)),
+    **{name: (lambda s, rx=rx: bool(rx.match(s))) for name, rx in _UUID.items()},
+    "mac": _valid_mac,
     "hostname": lambda s: names.dns1123_subdomain(s.lower()) is None,
 }
 
@@ -182,12 +198,13 @@ _FORMATS: dict[str, Any] = {
 class _Plan:
     """What one structural schema node asks beyond JSON Schema; built once per CRD version."""
 
-    __slots__ = ("default", "extra", "fmt", "items", "map_keys", "props", "rules", "type", "walk")
+    __slots__ = ("default", "extra", "fmt", "format", "items", "map_keys", "props", "rules", "type", "walk")
 
     def __init__(self, node: dict[str, Any]) -> None:
         self.type = node.get("type")
         fmt = node.get("format")
-        self.fmt = fmt if isinstance(fmt, str) and fmt in _FORMATS else None
+        self.format = fmt if isinstance(fmt, str) else None  # how CEL types the value
+        self.fmt = self.format if self.format in _FORMATS else None  # checked
         self.default = node.get("default", _ABSENT)
         props = node.get("properties")
         self.props = {k: _Plan(v) for k, v in props.items() if isinstance(v, dict)} if isinstance(props, dict) else {}
@@ -262,7 +279,7 @@ def _cel_value(plan: _Plan | None, data: Any) -> Any:
         )
     if isinstance(data, list):
         return celtypes.ListType([_cel_value(plan.items if plan else None, v) for v in data])
-    return cel.value(plan.type if plan else None, plan.fmt if plan else None, data)
+    return cel.value(plan.type if plan else None, plan.format if plan else None, data)
 
 
 _FIELD_PATH = re.compile(r"\.([A-Za-z_][A-Za-z0-9_-]*)|\['((?:[^'\\]|\\.)*)'\]|\[(\d+)\]")
