@@ -609,3 +609,14 @@ def test_formats_and_their_cel_types(gen, tmp_path: Path, spec: str, ok: bool) -
         gen, tmp_path, f"apiVersion: example.com/v1\nkind: Gadget\nmetadata: {{name: g}}\nspec: {body}\n", crd
     )
     assert (run.code == 0 and run.out == "") if ok else (run.code == 1 and " error crd-" in run.out), run.out
+
+
+def test_a_removed_v1beta1_crd_judges_nothing(gen, tmp_path: Path) -> None:
+    """apiextensions.k8s.io/v1beta1 is gone since 1.22: the CRD is refused, its resources stay unknown."""
+    crd = tmp_path / "crd.yaml"
+    crd.write_text(
+        (KUEUE / "localqueues.yaml").read_text().replace("apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1")
+    )
+    (tmp_path / "q.yaml").write_text(LOCAL)
+    run = gen("validate", tmp_path)
+    assert sorted(f[2] for f in findings(run.out)) == ["k8s-api-version", "k8s-unknown-kind"], run.out

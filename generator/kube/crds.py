@@ -21,7 +21,7 @@ import jsonschema_rs
 
 from generator import schemas
 from generator.kube import names
-from generator.kube.scope import is_definition
+from generator.kube.scope import CRD_GROUP, is_definition
 from generator.kube.semantic import Finding, Path
 from generator.problems import Severity
 from generator.schema_messages import in_words, shown
@@ -521,7 +521,11 @@ class Catalog:
         return bool(self._by_kind)
 
     def add(self, crd: Any, origin: str) -> None:
-        if not is_definition(crd) or any(f.severity is Severity.ERROR for f in check_definition(crd)):
+        if (
+            not is_definition(crd)
+            or crd["apiVersion"] != f"{CRD_GROUP}/v1"  # v1beta1 was removed in 1.22
+            or any(f.severity is Severity.ERROR for f in check_definition(crd))
+        ):
             return  # kube-apiserver would not store it: its resources stay unknown
         definition = Definition(crd, origin)
         self._by_kind.setdefault((definition.group, definition.kind), definition)
