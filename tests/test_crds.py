@@ -620,3 +620,15 @@ def test_a_removed_v1beta1_crd_judges_nothing(gen, tmp_path: Path) -> None:
     (tmp_path / "q.yaml").write_text(LOCAL)
     run = gen("validate", tmp_path)
     assert sorted(f[2] for f in findings(run.out)) == ["k8s-api-version", "k8s-unknown-kind"], run.out
+
+
+def test_identical_values_share_a_verdict_and_each_keeps_its_line(gen, tmp_path: Path) -> None:
+    """Verdicts are remembered by value: the second flavor with the same bad tolerations is
+    reported at its own line, and a different value is judged anew."""
+    bad = FLAVOR.replace("operator: Equal", "operator: Equals")
+    text = (
+        bad + "---\n" + bad.replace("name: spot", "name: spot-2") + "---\n" + FLAVOR.replace("name: spot", "name: ok")
+    )
+    run = validate(gen, tmp_path, text)
+    lines = [f[0] for f in findings(run.out) if f[2] == "crd-rule"]
+    assert lines == [line_of(text, "tolerations", 1), line_of(text, "tolerations", 2)], run.out

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from collections.abc import Iterable, Iterator
 from datetime import date, datetime
@@ -301,8 +302,48 @@ def _field_path(base: Path, field_path: Any) -> Path:
     return tuple(out)
 
 
-def _rule_findings(rule: dict[str, Any], self_value: Any, path: Path) -> Iterator[Finding]:
+class _Self:
+    """A node's value as its rules see it: converted to CEL on the first rule that needs it,
+    and spelt canonically, so identical values share their verdicts."""
+
+    __slots__ = ("_converted", "key", "plan", "value")
+
+    def __init__(self, plan: _Plan, value: Any) -> None:
+        self.plan, self.value, self._converted = plan, value, None
+        try:
+            self.key: str | None = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+        except (TypeError, ValueError):  # keys of mixed types: not shared
+            self.key = None
+
+    def cel(self) -> Any:
+        if self._converted is None:
+            self._converted = _cel_value(self.plan, self.value)
+        return self._converted
+
+
+# A rule's verdict depends on self alone, so identical values (the same tolerations on many
+# flavors, the same ports on many services) are evaluated once per process.
+_VERDICTS: dict[tuple[int, str, str], Any] = {}
+_MAX_VERDICTS = 4096
+
+
+def _verdict(text: str, node: _Self) -> Any:
     from generator.kube import cel  # only CRDs with rules pay for the CEL runtime
+
+    if node.key is None:
+        return cel.evaluate(text, {"self": node.cel()})
+    key = (id(node.plan), text, node.key)
+    outcome = _VERDICTS.get(key)
+    if outcome is None:
+        outcome = cel.evaluate(text, {"self": node.cel()})
+        if len(_VERDICTS) >= _MAX_VERDICTS:
+            _VERDICTS.clear()
+        _VERDICTS[key] = outcome
+    return outcome
+
+
+def _rule_findings(rule: dict[str, Any], node: _Self, path: Path) -> Iterator[Finding]:
+    from generator.kube import cel
 
     text = rule["rule"]
     if re.search(r"\boldSelf\b", text):
@@ -314,7 +355,7 @@ def _rule_findings(rule: dict[str, Any], self_value: Any, path: Path) -> Iterato
                 f"rule {text!r} is evaluated on create with oldSelf unset, which needs CEL optionals gen lacks",
             )
         return  # a transition rule: kube-apiserver evaluates it only on update
-    outcome = cel.evaluate(text, {"self": self_value})
+    outcome = _verdict(text, node)
     if outcome.passed is None:
         yield Finding(
             path,
@@ -333,7 +374,7 @@ def _rule_findings(rule: dict[str, Any], self_value: Any, path: Path) -> Iterato
     expression = rule.get("messageExpression")
     if isinstance(expression, str):
         try:
-            result = cel.program(expression).evaluate({"self": self_value})
+            result = cel.program(expression).evaluate({"self": node.cel()})
             if isinstance(result, str) and result.strip():
                 message = str(result)
         except Exception:  # kube-apiserver falls back to message, then to the rule, just the same
@@ -377,9 +418,9 @@ def _walk(plan: _Plan, value: Any, path: Path) -> Iterator[Finding]:
             for i, item in enumerate(value):
                 yield from _walk(plan.items, item, (*path, i))
     if plan.rules:
-        self_value = _cel_value(plan, value)
+        node = _Self(plan, value)
         for rule in plan.rules:
-            yield from _rule_findings(rule, self_value, path)
+            yield from _rule_findings(rule, node, path)
 
 
 # ---- a CRD and the custom resources it defines ---------------------------------------------
