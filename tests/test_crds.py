@@ -632,3 +632,11 @@ def test_identical_values_share_a_verdict_and_each_keeps_its_line(gen, tmp_path:
     run = validate(gen, tmp_path, text)
     lines = [f[0] for f in findings(run.out) if f[2] == "crd-rule"]
     assert lines == [line_of(text, "tolerations", 1), line_of(text, "tolerations", 2)], run.out
+
+
+def test_an_unknown_kind_of_any_shape_is_only_warned_about(gen, tmp_path: Path) -> None:
+    """No CRD: only what holds for any object is checked (odd metadata crashed a release before; found by the fuzz)."""
+    path = tmp_path / "cr.yaml"
+    path.write_text("apiVersion: example.com/v1\nkind: Gadget\nmetadata: 1\nspec: [1, 2]\n")
+    run = gen("validate", path)
+    assert run.code == 0 and [f[2] for f in findings(run.out)] == ["k8s-unknown-kind"], run.out
