@@ -148,6 +148,7 @@ def _contains_cidr(network: Any, other: Any) -> Any:
     return _types().BoolType(sub.version == network.version and sub.subnet_of(network))
 
 
+@cache
 def _library() -> dict[str, Callable[..., Any]]:
     """The Kubernetes CEL functions gen provides, by name (methods take their target first)."""
     t = _types()
@@ -218,11 +219,6 @@ def _environment() -> Any:
 
 
 @cache
-def _functions() -> dict[str, Callable[..., Any]]:
-    return _library()
-
-
-@cache
 def _compiled(rule: str) -> tuple[Any, str | None]:
     """A rule's program and None, or None and why cel-python cannot parse it (its first line);
     once per process (building the parser also raises the recursion limit CEL's grammar needs)."""
@@ -232,7 +228,7 @@ def _compiled(rule: str) -> tuple[Any, str | None]:
     except Exception as err:  # CELParseError, and lark's errors beneath it
         lines = str(err).strip().splitlines()
         return None, lines[0] if lines else type(err).__name__
-    return env.program(tree, functions=_functions()), None
+    return env.program(tree, functions=_library()), None
 
 
 def parse_error(rule: str) -> str | None:

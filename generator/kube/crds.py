@@ -484,10 +484,10 @@ def schema_findings(validator: schemas.TwoTierValidator, obj: Any, rule: str) ->
             err = best_match(err.context) or err
         path = tuple(err.absolute_path)
         if err.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(err.instance, dict):
+            import difflib  # only reached for invalid objects
+
             allowed = set(err.schema.get("properties", {})) if isinstance(err.schema, dict) else set()
             for key in sorted(str(k) for k in err.instance if k not in allowed):
-                import difflib
-
                 close = difflib.get_close_matches(key, sorted(allowed), n=1)
                 yield Finding(
                     (*path, key),

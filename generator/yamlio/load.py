@@ -605,15 +605,15 @@ def load_text(text: str, file: str, kube: bool = False) -> tuple[list[Document],
     return docs, [_problem_at(file, w.mark, w.rule, str(w), w.hint, Severity.WARNING) for w in warnings]
 
 
-def read_text(path: str | Path, name: str) -> tuple[str | None, list[Problem]]:
-    """The text of a YAML file, or why it cannot be read (reported at the offending byte)."""
+def load_file(path: str | Path, display: str | None = None, kube: bool = False) -> tuple[list[Document], list[Problem]]:
+    name = display or str(path)
     try:
         with open(path, "rb", buffering=0) as fh:  # unbuffered: one read, half pathlib's cost
             raw = fh.readall()
     except OSError as err:
-        return None, [Problem(name, 0, 0, "file-unreadable", Severity.ERROR, err.strerror or str(err))]
+        return [], [Problem(name, 0, 0, "file-unreadable", Severity.ERROR, err.strerror or str(err))]
     if len(raw) > MAX_FILE_BYTES:
-        return None, [
+        return [], [
             Problem(
                 name,
                 1,
@@ -624,11 +624,11 @@ def read_text(path: str | Path, name: str) -> tuple[str | None, list[Problem]]:
             )
         ]
     try:
-        return raw.decode("utf-8"), []
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         line = raw.count(b"\n", 0, err.start) + 1
         column = len(raw[raw.rfind(b"\n", 0, err.start) + 1 : err.start].decode("utf-8", "replace")) + 1
-        return None, [
+        return [], [
             Problem(
                 name,
                 line,
@@ -639,12 +639,7 @@ def read_text(path: str | Path, name: str) -> tuple[str | None, list[Problem]]:
                 hint="save the file as UTF-8",
             )
         ]
-
-
-def load_file(path: str | Path, display: str | None = None, kube: bool = False) -> tuple[list[Document], list[Problem]]:
-    name = display or str(path)
-    text, problems = read_text(path, name)
-    return load_text(text, name, kube) if text is not None else ([], problems)
+    return load_text(text, name, kube)
 
 
 YAML_SUFFIXES = (".yaml", ".yml")
