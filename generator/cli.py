@@ -30,6 +30,7 @@ app.add_typer(explain_app, name="explain")
 Format = Enum("Format", {name: name for name in REPORTER_BY_NAME}, type=str)  # type: ignore[misc]
 
 ExplainFormat = Enum("ExplainFormat", {"text": "text", "json": "json"}, type=str)
+PlanFormat = Enum("PlanFormat", {"text": "text", "json": "json", "github": "github"}, type=str)
 
 FormatOpt = Annotated[Format, typer.Option("--format", help="Output format.")]
 StrictOpt = Annotated[bool, typer.Option("--strict", help="Warnings fail too.")]
@@ -66,6 +67,21 @@ def render_cmd(
     from generator.commands import render
 
     raise typer.Exit(render.run(policy_dir, out, tuple(target or ()), check, diff, fmt.value, strict))
+
+
+@app.command("plan")
+def plan_cmd(
+    policy_dir: Annotated[Path, typer.Argument(help="Policy directory.")] = Path("policies"),
+    out: Annotated[Path, typer.Option("--out", help="The committed render to compare with.")] = Path("deploy"),
+    target: Annotated[list[str] | None, typer.Option("--target", help="Plan only this target (repeatable).")] = None,
+    fmt: Annotated[PlanFormat, typer.Option("--format", help="Output format.")] = PlanFormat.text,
+    strict: Annotated[bool, typer.Option("--strict", help="Prunes fail too.")] = False,
+) -> None:
+    """Say what syncing a new render changes in the cluster: create, update, restart, recreate,
+    refused, prune, kept. Writes nothing; exit 1 when an update would be refused."""
+    from generator.commands import plan
+
+    raise typer.Exit(plan.run(policy_dir, out, tuple(target or ()), fmt.value, strict))
 
 
 @app.command("lint")

@@ -18,6 +18,7 @@ from generator.policies.validate import check_policies, load_policies
 from generator.problems import Problem, has_errors, per_target
 
 if TYPE_CHECKING:
+    from generator.preview.sync import Change
     from generator.render.templates import TargetRender
     from generator.render.write import DirPlan
 
@@ -33,6 +34,7 @@ class RenderOptions:
 class RenderResult:
     problems: list[Problem] = field(default_factory=list)
     plans: list[DirPlan] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)  # what syncing the render would do
 
 
 def _checked_targets(
@@ -79,12 +81,13 @@ def render(options: RenderOptions) -> RenderResult:
     from generator.render import plan  # imported already by _prepare_render, where loading forked
 
     result = RenderResult(problems)
-    job = partial(plan.render_and_plan, out_name=options.out.name)
+    job = partial(plan.render_and_plan, out=options.out)
     processes = parallel.workers(sum(len(t.policies) for t in targets), most=len(targets))
     outcomes = parallel.map_in_order(job, targets, processes, weight=lambda target: len(target.policies))
     rendered: list[tuple[str, Problem]] = []
-    for target, (plans, found) in zip(targets, outcomes, strict=True):
+    for target, (plans, found, changes) in zip(targets, outcomes, strict=True):
         result.plans.extend(plans)
+        result.changes.extend(changes)
         rendered += [(target.name, problem) for problem in found]
     result.problems.extend(per_target(rendered, len(targets)))
     return result

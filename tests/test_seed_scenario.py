@@ -68,7 +68,8 @@ def test_scheduler_deployment(rendered: Path) -> None:
     assert container["ports"] == [{"name": "https", "containerPort": 10259}]
     assert container["securityContext"]["allowPrivilegeEscalation"] is False
     assert pod["securityContext"]["runAsNonRoot"] is True
-    assert len(dep["spec"]["template"]["metadata"]["annotations"]["gitops-gen/config-sha256"]) == 64
+    # the config ConfigMap it mounts is hashed into the template: a config change rolls the Pods
+    assert len(dep["spec"]["template"]["metadata"]["annotations"]["gen.dev/config-hash"]) == 64
 
 
 def test_scheduler_config_matches_seed(rendered: Path) -> None:

@@ -683,7 +683,8 @@ def test_a_container_resource_metric_asks_only_its_container(gen, tmp_path: Path
     [
         ("_cluster/namespace-web.yaml", "argocd.argoproj.io/sync-options", "Prune=false"),
         ("_cluster/namespace-web.yaml", "kustomize.toolkit.fluxcd.io/prune", "disabled"),
-        ("ml/job-llm-finetune.yaml", "argocd.argoproj.io/sync-options", "Force=true,Replace=true"),
+        ("ml/persistentvolumeclaim-training-data.yaml", "argocd.argoproj.io/sync-options", "Prune=false"),
+        ("ml/persistentvolumeclaim-training-data.yaml", "kustomize.toolkit.fluxcd.io/prune", "disabled"),
         ("ml/job-llm-finetune.yaml", "kustomize.toolkit.fluxcd.io/force", "enabled"),
     ],
 )
@@ -691,6 +692,14 @@ def test_sync_engines_are_told_what_to_keep_and_what_to_recreate(
     example_out: Path, rel: str, key: str, value: str
 ) -> None:
     assert _docs(example_out / "prod" / rel)["metadata"]["annotations"][key] == value
+
+
+def test_no_object_carries_argo_cds_force_or_replace(example_out: Path) -> None:
+    """Argo CD deletes and recreates a Force=true,Replace=true object on every sync: a running
+    Job would be killed by any commit, a finished one run again."""
+    for path in example_out.rglob("*.yaml"):
+        text = path.read_text()
+        assert "Force=true" not in text and "Replace=true" not in text, path
 
 
 def test_cronjobs_and_raw_objects_carry_no_sync_annotations(example_out: Path) -> None:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 def run(policy_dir: Path, out: Path, targets: tuple[str, ...], check: bool, diff: bool, fmt: str, strict: bool) -> int:
     check_out(out)  # a usage error before any work, so nothing is touched
     result = pipeline.render(pipeline.RenderOptions(policy_dir, out, targets))
+    from generator.preview import sync
     from generator.render import write
 
     shown = [p for p in result.problems if p.severity > Severity.INFO]  # advice is `gen lint`'s to give
@@ -30,13 +31,18 @@ def run(policy_dir: Path, out: Path, targets: tuple[str, ...], check: bool, diff
         report(shown, fmt, sys.stderr if fmt == "text" or diff else sys.stdout)
     if failed:
         return 1
-    plans = result.plans if targets else result.plans + write.removals(out, result.plans)
+    removed = [] if targets else write.removals(out, result.plans)
+    plans = result.plans + removed
     if check:
         return _check(out, plans, fmt, shown)
+    changes = result.changes + [
+        change for plan in removed for change in sync.plan_removed_directory(plan.reldir, write.safe_dir(out, plan.reldir))
+    ]
     if diff:
         text = "".join(
             write.unified_diff(write.safe_dir(out, plan.reldir), plan.with_manifest(), plan.reldir) for plan in plans
         )
+        sys.stdout.write("".join(f"{change.line()}\n" for change in sync.ordered(changes)))
         sys.stdout.write(text)
         return 1 if text else 0  # like diff and kubectl diff: 1 when there are differences
     with write.output_lock(out):
@@ -48,6 +54,8 @@ def run(policy_dir: Path, out: Path, targets: tuple[str, ...], check: bool, diff
         f" ({len(changed)} changed{f', {emptied} no longer rendered and emptied' if emptied else ''})",
         file=sys.stderr,
     )
+    for line in sync.summary(changes):
+        print(f"gen: {line} — gen plan for details", file=sys.stderr)
     return 0
 
 

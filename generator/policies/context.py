@@ -8,24 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from generator.gitops import JOB_ANNOTATIONS
 from generator.kube.semantic import DELETION_COST
 from generator.layout import FRAGMENTS_DIR
 from generator.policies import podspec
 from generator.policies.policy import Policy
 from generator.policies.targets import Target
 
-# A Job's pod template is immutable: on a change Argo CD and Flux must delete and recreate it.
-# Each engine ignores the other's annotation, so both are written.
-JOB_SYNC_ANNOTATIONS = {
-    "argocd.argoproj.io/sync-options": "Force=true,Replace=true",
-    "kustomize.toolkit.fluxcd.io/force": "enabled",
-}
-# A Namespace gen creates is never pruned: renaming it must not take the Secrets and volumes
-# other tooling created in it.
-NAMESPACE_SYNC_ANNOTATIONS = {
-    "argocd.argoproj.io/sync-options": "Prune=false",
-    "kustomize.toolkit.fluxcd.io/prune": "disabled",
-}
 SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 KSM_ALLOWLIST_FLAG = f"--metric-annotations-allowlist=pods=[{DELETION_COST}]"
 
@@ -272,7 +261,7 @@ def _gpu(policy: Policy, target: Target) -> dict[str, Any]:
         template["metadata"]["annotations"] = spec["podAnnotations"]
     job = job_spec(spec, template)
     if spec["workloadKind"] == "Job":
-        return {"job_spec": job, "sync_annotations": JOB_SYNC_ANNOTATIONS, "pod_group": pod_group(spec)}
+        return {"job_spec": job, "sync_annotations": JOB_ANNOTATIONS, "pod_group": pod_group(spec)}
     return {
         "cronjob_spec": {**spec["cronJob"], "jobTemplate": {"metadata": {"labels": pod_labels(policy)}, "spec": job}}
     }

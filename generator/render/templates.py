@@ -19,6 +19,7 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from generator import gitops
 from generator.kube import scope
 from generator.kube.scope import POD_SPEC_PATHS
 from generator.policies import context as ctx
@@ -331,6 +332,7 @@ def _finish(obj: dict[str, Any], target: Target) -> dict[str, Any]:
     labels = meta.get("labels") or {}
     if isinstance(labels, dict):  # anything else is reported by validation, as written
         meta["labels"] = {**target.common_labels, **labels, **MANAGED_BY}
+    gitops.protect(obj, str(obj.get("apiVersion", "")).rpartition("/")[0], str(obj.get("kind", "")))
     return canonical(obj)
 
 
@@ -441,19 +443,38 @@ def render_target(target: Target) -> tuple[TargetRender, list[Problem]]:
             problems.append(err.problem)
     try:
         for namespace, sources in ctx.namespaces(target).items():
-            for obj in _objects(
-                "target/namespace.yaml.j2", {"namespace": namespace, "annotations": ctx.NAMESPACE_SYNC_ANNOTATIONS}
-            ):
+            for obj in _objects("target/namespace.yaml.j2", {"namespace": namespace}):
                 out.manifests.append(Manifest(_finish(obj, target), sources[0], "target/namespace.yaml.j2", sources))
     except RenderError as err:
         problems.append(err.problem)
     return out, problems
 
 
-def render_gitops(target: Target, repo_path: str) -> tuple[list[Manifest], list[Problem]]:
-    """The Argo CD Application / Flux Kustomization that sync target's directory."""
+def argocd_sync_options(target: Target) -> list[str]:
+    """The Application's sync options: the team's, and CreateNamespace=true when gen creates no
+    Namespaces and the team did not decide."""
+    options = list(target.gitops.get("argocd", {}).get("syncOptions", []))
+    if not target.create_namespaces and not any(o.startswith("CreateNamespace=") for o in options):
+        options.append("CreateNamespace=true")
+    return options
+
+
+def render_gitops(target: Target, repo_path: str, namespaces: set[str]) -> tuple[list[Manifest], list[Problem]]:
+    """The Argo CD Application / Flux Kustomization that sync target's directory (`namespaces`:
+    those its objects live in; with CreateNamespace, Argo CD creates its destination's)."""
     manifests: list[Manifest] = []
-    context = {"target": target.name, "gitops": target.gitops, "path": repo_path}
+    argocd = target.gitops.get("argocd", {})
+    options = argocd_sync_options(target)
+    context = {
+        "target": target.name,
+        "gitops": target.gitops,
+        "path": repo_path,
+        "app_name": argocd.get("name", target.name),
+        "sync_options": options,
+        "destination_namespace": next(iter(namespaces))
+        if "CreateNamespace=true" in options and len(namespaces) == 1
+        else "",
+    }
     try:
         for key, template in (("argocd", "target/application.yaml.j2"), ("flux", "target/flux-kustomization.yaml.j2")):
             if key in target.gitops:

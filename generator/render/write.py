@@ -113,7 +113,7 @@ def is_safe_rel(rel: str) -> bool:
     return not {"", ".", ".."} & set(rel.split("/"))
 
 
-def _read(path: str | Path) -> bytes | None:
+def read_regular(path: str | Path) -> bytes | None:
     """A regular file's bytes; None when there is none (missing, a symlink, a directory...).
 
     Plain os calls, one open, one fstat and (for a file that does not change meanwhile) one
@@ -151,7 +151,7 @@ def drift(directory: Path, wanted: dict[str, bytes]) -> Drift:
     """How directory differs from wanted (a plan's with_manifest())."""
     result = Drift()
     for rel, data in sorted(wanted.items()):
-        current = _read(os.path.join(directory, rel))  # a string: a Path per file cost as much as reading it
+        current = read_regular(os.path.join(directory, rel))  # a string: a Path per file cost as much as reading it
         if current is None:
             result.missing.append(rel)
         elif current != data:
@@ -171,7 +171,7 @@ def unified_diff(directory: Path, wanted: dict[str, bytes], label: str) -> str:
     chunks: list[str] = []
     stale = [rel for rel in _owned_with_manifest(directory) if rel not in wanted]
     for rel in sorted({*wanted, *stale}):
-        old = _read(directory / rel)
+        old = read_regular(directory / rel)
         new = wanted.get(rel)
         if old == new:
             continue

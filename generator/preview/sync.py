@@ -1,0 +1,275 @@
+"""`gen plan`: what syncing a render does to the running cluster.
+
+The render committed in --out is what the cluster runs: gen wrote it and Argo CD or Flux
+synced it. Comparing it object by object with a new render says, before the commit, which
+objects a sync creates, updates in place, restarts (their Pods replaced), recreates, cannot
+update (kube-apiserver refuses an immutable field), prunes, or keeps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generator.gitops import Engines
+from generator.kube import updates
+from generator.kube.scope import POD_SPEC_PATHS, at_path, title
+from generator.layout import FRAGMENTS_DIR, MANIFEST_FILE
+from generator.render.links import CONFIG_HASH, TEMPLATE_PATHS
+from generator.render.write import owned_files, read_regular
+from generator.yamlio.load import load_text
+
+# In the order a reviewer weighs them: what fails the sync first, what only adds last.
+ACTIONS = ("refused", "prune", "recreate", "restart", "kept", "update", "create")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One object a sync changes, and how."""
+
+    target: str
+    action: str
+    kind: str
+    namespace: str
+    name: str
+    reason: str
+    pods: int | None = None
+    gpus: int | None = None
+    rel: str = field(default="", compare=False)  # its file in the target's directory
+    refusal: updates.Refusal | None = field(default=None, compare=False)
+
+    @property
+    def title(self) -> str:
+        return title(self.kind, self.namespace or None, self.name)
+
+    def line(self) -> str:
+        return f"{self.target}  {self.action}  {self.title}  {self.reason}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "action": self.action,
+            "kind": self.kind,
+            "namespace": self.namespace or None,
+            "name": self.name,
+            "reason": self.reason,
+            "pods": self.pods,
+            "gpus": self.gpus,
+        }
+
+
+# -- what a workload runs
+
+
+def _gpus_per_pod(pod_spec: Any) -> int:
+    """GPUs one Pod holds: its containers' (and sidecars') limits of GPU extended resources."""
+    if not isinstance(pod_spec, dict):
+        return 0
+    containers = list(pod_spec.get("containers") or [])
+    containers += [c for c in pod_spec.get("initContainers") or [] if (c or {}).get("restartPolicy") == "Always"]
+    total = 0
+    for container in containers:
+        limits = ((container or {}).get("resources") or {}).get("limits") or {}
+        for resource, amount in limits.items() if isinstance(limits, dict) else ():
+            if "gpu" in str(resource).lower() and isinstance(amount, int | str) and str(amount).isdigit():
+                total += int(amount)
+    return total
+
+
+HpaIndex = dict[tuple[str, str, str], tuple[int, int]]
+
+
+def hpa_index(objects: Iterable[dict[str, Any]]) -> HpaIndex:
+    """(namespace, kind, name) of each HPA's target -> its replica range."""
+    found: HpaIndex = {}
+    for obj in objects:
+        if obj.get("kind") != "HorizontalPodAutoscaler":
+            continue
+        spec = obj.get("spec") or {}
+        ref = spec.get("scaleTargetRef") or {}
+        namespace = str((obj.get("metadata") or {}).get("namespace") or "")
+        found[(namespace, str(ref.get("kind")), str(ref.get("name")))] = (
+            int(spec.get("minReplicas", 1)),
+            int(spec.get("maxReplicas", 1)),
+        )
+    return found
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def workload_size(obj: dict[str, Any], hpas: HpaIndex) -> tuple[int | None, int | None, str]:
+    """How many Pods a workload runs (the most, under an HPA), their GPUs, and both in words;
+    (None, None, "") for an object that runs no Pods."""
+    kind = str(obj.get("kind"))
+    if kind not in POD_SPEC_PATHS:
+        return None, None, ""
+    meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+    per_pod = _gpus_per_pod(at_path(obj, POD_SPEC_PATHS[kind]))
+    if kind == "DaemonSet":
+        return None, None, "one Pod per node" + (f", {_plural(per_pod, 'GPU')} each" if per_pod else "")
+    if kind in ("Deployment", "ReplicaSet", "StatefulSet"):
+        scaled = hpas.get((str(meta.get("namespace") or ""), kind, str(meta.get("name"))))
+        if scaled is not None:
+            low, high = scaled
+            words = f"{low}–{high} Pods (HPA)"
+            return high, high * per_pod, words + (f", up to {_plural(high * per_pod, 'GPU')}" if per_pod else "")
+        pods = int(spec.get("replicas", 1))
+    elif kind == "Job":
+        pods = int(spec.get("parallelism", 1))
+    elif kind == "CronJob":
+        pods = int(at_path(spec, ("jobTemplate", "spec", "parallelism")) or 1)
+    else:
+        pods = 1
+    words = _plural(pods, "GPU Pod" if per_pod else "Pod")
+    return pods, pods * per_pod, words + (f" ({_plural(pods * per_pod, 'GPU')})" if per_pod else "")
+
+
+# -- one object
+
+
+def _identity(obj: dict[str, Any]) -> tuple[str, str, str]:
+    meta = obj.get("metadata") or {}
+    return str(obj.get("kind", "")), str(meta.get("namespace") or ""), str(meta.get("name", ""))
+
+
+def _annotations(obj: dict[str, Any]) -> dict[str, Any]:
+    found = (obj.get("metadata") or {}).get("annotations")
+    return found if isinstance(found, dict) else {}
+
+
+def _changed_field(path: updates.Path) -> str:
+    if path[-2:] == ("annotations", CONFIG_HASH):
+        return "a ConfigMap its Pods read changed (gen.dev/config-hash)"
+    return f"{updates.spelled(path)} changed"
+
+
+def created(target: str, obj: dict[str, Any], hpas: HpaIndex, rel: str = "") -> Change:
+    pods, gpus, size = workload_size(obj, hpas)
+    return Change(target, "create", *_identity(obj), "new" + (f": {size}" if size else ""), pods, gpus, rel)
+
+
+def compared(target: str, engines: Engines, old: dict[str, Any], new: dict[str, Any], hpas: HpaIndex, rel: str = "") -> Change | None:
+    """How a sync changes old into new; None when kube-apiserver would store the same object."""
+    before, after = updates.defaulted(old), updates.defaulted(new)
+    changed = [path for path in updates.differences(before, after) if path[:1] != ("status",)]
+    if not changed:
+        return None
+    pods, gpus, size = workload_size(new, hpas)
+    identity = _identity(new)
+    refusal = updates.refused(before, after)
+    if refusal is not None:
+        field_name, what = updates.spelled(refusal.field), _changed_field(refusal.changed)
+        if engines.recreates_refused(_annotations(new)):
+            reason = f"{field_name} is immutable and {what}: Flux deletes and recreates it"
+            return Change(target, "recreate", *identity, reason + (f" ({size} restart)" if size else ""), pods, gpus, rel, refusal)
+        reason = (
+            f"{field_name} is immutable (kube-apiserver {refusal.rule}) and {what}: "
+            f"the sync fails until the {identity[0]} is deleted"
+        )
+        return Change(target, "refused", *identity, reason, pods, gpus, rel, refusal)
+    # a CronJob's jobTemplate is mutable and shapes only its next Job
+    template = TEMPLATE_PATHS.get(identity[0]) if identity[0] != "CronJob" else None
+    in_template = [path for path in changed if template is not None and path[: len(template)] == template]
+    more = f" and {len(changed) - 1} more" if len(changed) > 1 else ""
+    if in_template:
+        return Change(target, "restart", *identity, f"{_changed_field(in_template[0])}{more}: {size} replaced", pods, gpus, rel)
+    return Change(target, "update", *identity, f"{_changed_field(changed[0])}{more}", pods, gpus, rel)
+
+
+_DATA_KINDS = frozenset({"PersistentVolumeClaim", "PersistentVolume", "CustomResourceDefinition", "Namespace"})
+
+
+def removed(target: str, engines: Engines, old: dict[str, Any], hpas: HpaIndex, rel: str = "") -> Change:
+    pods, gpus, size = workload_size(old, hpas)
+    kept = engines.kept_because(_annotations(old))
+    identity = _identity(old)
+    if kept is not None:
+        reason = f"removed from Git, stays in the cluster: {kept}"
+        if identity[0] in _DATA_KINDS:
+            reason += "; delete it by hand once its data is no longer needed"
+        return Change(target, "kept", *identity, reason, pods, gpus, rel)
+    reason = f"removed from Git: {engines.names} deletes it" + (f" ({size} stop)" if size else "")
+    return Change(target, "prune", *identity, reason, pods, gpus, rel)
+
+
+# -- one directory
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _is_object_file(rel: str) -> bool:
+    return rel not in ("kustomization.yaml", MANIFEST_FILE) and not rel.startswith(FRAGMENTS_DIR + "/")
+
+
+def read_object(path: Path) -> dict[str, Any] | None:
+    """The object a committed file holds, read as Kubernetes reads it; None if it holds none."""
+    data = read_regular(path)
+    if data is None:
+        return None
+    try:
+        docs, _ = load_text(data.decode("utf-8"), str(path), kube=True)
+    except UnicodeDecodeError:
+        return None
+    return docs[0].data if docs and isinstance(docs[0].data, dict) else None
+
+
+def plan_directory(
+    target: str, engines: Engines, directory: Path, files: Mapping[str, bytes], objects: Mapping[str, dict[str, Any]]
+) -> list[Change]:
+    """The changes from the render committed in directory to a new one (its files and, by
+    file, the objects they hold). Only files whose content differs are read."""
+    owned = owned_files(directory) if directory.is_dir() else {}
+    old: dict[str, dict[str, Any]] = {}
+    for rel in owned:
+        if _is_object_file(rel) and (rel not in files or owned[rel] != _digest(files[rel])):
+            found = read_object(directory / rel)
+            if found is not None:
+                old[rel] = found
+    hpas = {**hpa_index(old.values()), **hpa_index(objects.values())}
+    changes: list[Change] = []
+    for rel, obj in objects.items():
+        if rel not in owned:
+            changes.append(created(target, obj, hpas, rel))
+        elif rel in old:
+            change = compared(target, engines, old[rel], obj, hpas, rel)
+            if change is not None:
+                changes.append(change)
+    changes += [removed(target, engines, obj, hpas, rel) for rel, obj in old.items() if rel not in objects]
+    return changes
+
+
+def plan_removed_directory(target: str, directory: Path) -> list[Change]:
+    """A directory no target renders any more: every object in it leaves Git."""
+    return plan_directory(target, Engines({}), directory, {}, {})
+
+
+def ordered(changes: Iterable[Change]) -> list[Change]:
+    return sorted(changes, key=lambda c: (c.target, ACTIONS.index(c.action), c.namespace, c.kind, c.name))
+
+
+def summary(changes: list[Change]) -> list[str]:
+    """One line per target that changes: `prod: 3 update, 1 restart (12 GPU Pods), 1 kept`."""
+    lines = []
+    for target in sorted({c.target for c in changes}):
+        mine = [c for c in changes if c.target == target]
+        parts = []
+        for action in ACTIONS:
+            acted = [c for c in mine if c.action == action]
+            if not acted:
+                continue
+            text = f"{len(acted)} {action}"
+            if action in ("restart", "recreate", "prune"):
+                gpu_pods = sum(c.pods or 0 for c in acted if c.gpus)
+                pods = sum(c.pods or 0 for c in acted if not c.gpus)
+                counted = [_plural(n, word) for n, word in ((pods, "Pod"), (gpu_pods, "GPU Pod")) if n]
+                text += f" ({', '.join(counted)})" if counted else ""
+            parts.append(text)
+        lines.append(f"{target}: {', '.join(parts)}")
+    return lines

@@ -1,0 +1,216 @@
+"""What ties a target's rendered objects together, settled once every policy is rendered: the
+hash of the ConfigMaps a pod template reads (a config change rolls its Pods), the new name of a
+Job that runs each change as a new run, and selectors that select no Pod of the target.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from generator.kube.scope import POD_SPEC_PATHS, at_path
+from generator.policies.context import POD_GROUP_LABEL
+from generator.problems import Problem, Severity
+from generator.schema_messages import shown
+from generator.render.templates import Manifest
+
+CONFIG_HASH = "gen.dev/config-hash"
+
+# Where each workload keeps the template of its Pods: a change to it replaces them. A bare Pod
+# has none (an annotation restarts nothing), a Job's is immutable (see _templates).
+TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
+    kind: path[:-1] for kind, path in POD_SPEC_PATHS.items() if kind != "Pod"
+}
+
+
+def _renamed_per_change(manifest: Manifest) -> bool:
+    """A GpuWorkload Job whose every change runs as a new Job (`whenChanged: newName`)."""
+    return (
+        not manifest.raw
+        and manifest.kind == "Job"
+        and manifest.policy.kind == "GpuWorkload"
+        and manifest.policy.spec.get("whenChanged") == "newName"
+    )
+
+
+def _template(manifest: Manifest) -> dict[str, Any] | None:
+    """The pod template a config change should roll: never a Job's, whose template kube-apiserver
+    refuses to change, unless the Job is renamed per change anyway."""
+    path = TEMPLATE_PATHS.get(manifest.kind)
+    if path is None or (manifest.kind == "Job" and not _renamed_per_change(manifest)):
+        return None
+    found = at_path(manifest.obj, path)
+    return found if isinstance(found, dict) else None
+
+
+def _config_maps_read(pod_spec: Any) -> set[str]:
+    """Names of the ConfigMaps a Pod mounts, projects, or reads variables from."""
+    if not isinstance(pod_spec, dict):
+        return set()
+    names: set[Any] = set()
+    for volume in pod_spec.get("volumes") or []:
+        names.add(at_path(volume, ("configMap", "name")))
+        for source in at_path(volume, ("projected", "sources")) or []:
+            names.add(at_path(source, ("configMap", "name")))
+    for key in ("containers", "initContainers"):
+        for container in pod_spec.get(key) or []:
+            for env in at_path(container, ("env",)) or []:
+                names.add(at_path(env, ("valueFrom", "configMapKeyRef", "name")))
+            for source in at_path(container, ("envFrom",)) or []:
+                names.add(at_path(source, ("configMapRef", "name")))
+    return {name for name in names if isinstance(name, str)}
+
+
+def config_hashes(manifests: list[Manifest]) -> None:
+    """`gen.dev/config-hash` on every pod template that reads ConfigMaps this target writes:
+    SHA-256 over their names and data in name order, so changing one rolls the Pods."""
+    config_maps = {
+        (m.namespace or "", m.name): m.obj for m in manifests if m.key[:2] == ("", "ConfigMap")
+    }
+    for manifest in manifests:
+        template = _template(manifest)
+        if template is None:
+            continue
+        namespace = manifest.namespace or ""
+        read = sorted(n for n in _config_maps_read(template.get("spec")) if (namespace, n) in config_maps)
+        if not read:
+            continue
+        content = [
+            [name, config_maps[(namespace, name)].get("data") or {}, config_maps[(namespace, name)].get("binaryData") or {}]
+            for name in read
+        ]
+        digest = hashlib.sha256(
+            json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        ).hexdigest()
+        meta = template.setdefault("metadata", {})
+        annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+        meta["annotations"] = dict(sorted({**annotations, CONFIG_HASH: digest}.items()))
+
+
+NAME_HASH_LENGTH = 8
+
+
+def new_names(manifests: list[Manifest]) -> None:
+    """A `whenChanged: newName` Job takes a short hash of its spec into its name, and its
+    PodGroup and pod-group label follow: a changed Job is a new run, never an update
+    kube-apiserver refuses. Its headless Service keeps the workload's name."""
+    for job in [m for m in manifests if _renamed_per_change(m)]:
+        digest = hashlib.sha256(
+            json.dumps(job.obj["spec"], sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        ).hexdigest()[:NAME_HASH_LENGTH]
+        old, new = job.name, f"{job.name}-{digest}"
+        job.obj["metadata"]["name"] = new
+        labels = at_path(job.obj, ("spec", "template", "metadata", "labels"))
+        if isinstance(labels, dict) and labels.get(POD_GROUP_LABEL) == old:
+            labels[POD_GROUP_LABEL] = new
+        for group in manifests:
+            if group.policy is job.policy and group.kind == "PodGroup" and group.name == old:
+                group.obj["metadata"]["name"] = new
+
+
+# Labels the controllers add to the Pods they create, with values no manifest states.
+_CONTROLLER_LABELS = frozenset(
+    {
+        "pod-template-hash",
+        "controller-revision-hash",
+        "controller-uid",
+        "batch.kubernetes.io/controller-uid",
+        "statefulset.kubernetes.io/pod-name",
+        "apps.kubernetes.io/pod-index",
+        "batch.kubernetes.io/job-completion-index",
+        "job-name",
+        "batch.kubernetes.io/job-name",
+    }
+)
+
+
+def _pod_labels(manifest: Manifest) -> dict[str, Any] | None:
+    """The labels of the Pods an object creates (a Job's controller adds its name)."""
+    if manifest.kind == "Pod":
+        labels = at_path(manifest.obj, ("metadata", "labels"))
+    elif manifest.kind in TEMPLATE_PATHS:
+        labels = at_path(manifest.obj, (*TEMPLATE_PATHS[manifest.kind], "metadata", "labels"))
+    else:
+        return None
+    labels = dict(labels) if isinstance(labels, dict) else {}
+    if manifest.kind == "Job":
+        labels.update({"job-name": manifest.name, "batch.kubernetes.io/job-name": manifest.name})
+    return labels
+
+
+def _selects(selector: dict[str, Any], labels: dict[str, Any]) -> bool:
+    """LabelSelector semantics (matchLabels AND every matchExpression)."""
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    for expression in selector.get("matchExpressions") or []:
+        key, operator = expression.get("key"), expression.get("operator")
+        values = expression.get("values") or []
+        if (
+            (operator == "In" and labels.get(key) not in values)
+            or (operator == "NotIn" and key in labels and labels[key] in values)
+            or (operator == "Exists" and key not in labels)
+            or (operator == "DoesNotExist" and key in labels)
+        ):
+            return False
+    return True
+
+
+def _keys(selector: dict[str, Any]) -> set[str]:
+    return set(selector.get("matchLabels") or {}) | {str(e.get("key")) for e in selector.get("matchExpressions") or []}
+
+
+def _value(value: Any) -> str:
+    return value if isinstance(value, str) else shown(value)
+
+
+def _spelled(selector: dict[str, Any]) -> str:
+    parts = [f"{k}={_value(v)}" for k, v in sorted((selector.get("matchLabels") or {}).items(), key=str)]
+    for e in selector.get("matchExpressions") or []:
+        values = ",".join(map(_value, e.get("values") or []))
+        parts.append(f"{e.get('key')} {e.get('operator')}" + (f" ({values})" if values else ""))
+    return ", ".join(parts)
+
+
+# Kinds whose selector picks Pods, and where: a Service's is a plain label map.
+_SELECTORS = {
+    ("", "Service"): ("spec", "selector"),
+    ("policy", "PodDisruptionBudget"): ("spec", "selector"),
+    ("networking.k8s.io", "NetworkPolicy"): ("spec", "podSelector"),
+}
+
+
+def selector_problems(manifests: list[Manifest], target: str) -> Iterator[Problem]:
+    """`selector-no-match`: a Service, PodDisruptionBudget or NetworkPolicy whose selector
+    matches no pod template in its namespace of this target."""
+    pods: dict[str, list[dict[str, Any]]] = {}
+    for manifest in manifests:
+        labels = _pod_labels(manifest)
+        if labels is not None:
+            pods.setdefault(manifest.namespace or "", []).append(labels)
+    for manifest in manifests:
+        path = _SELECTORS.get(manifest.key[:2])
+        if path is None or (manifest.kind == "Service" and at_path(manifest.obj, ("spec", "type")) == "ExternalName"):
+            continue
+        selector = at_path(manifest.obj, path)
+        if not isinstance(selector, dict) or not selector:
+            continue  # none, or empty: every Pod (or, for a Service, endpoints managed elsewhere)
+        if manifest.kind == "Service":
+            selector = {"matchLabels": selector}
+        candidates = pods.get(manifest.namespace or "", [])
+        unknowable = _keys(selector) & _CONTROLLER_LABELS
+        if any(_selects(selector, labels) for labels in candidates) or any(
+            not unknowable <= labels.keys() for labels in candidates
+        ):
+            continue
+        yield manifest.problem(
+            path,
+            "selector-no-match",
+            f"{manifest.title} selects no Pod: no pod template in namespace {manifest.namespace or '(none)'} "
+            f"of target {target!r} carries {_spelled(selector)}",
+            severity=Severity.WARNING,
+            hint="gen labels each workload's Pods app: <policy name>; fix the selector, "
+            "or ignore this if the Pods come from outside gen",
+        )
