@@ -31,6 +31,10 @@ NEVER_PRUNED = frozenset(
 # or not (a running training killed, a finished Job run again), so gen never writes it.
 JOB_ANNOTATIONS = {FLUX_FORCE: "enabled"}
 
+# On a pod template: SHA-256 of the ConfigMaps of its target it reads, so a config change rolls
+# the Pods a sync would otherwise leave running with the old config.
+CONFIG_HASH = "gen.dev/config-hash"
+
 # Argo CD's documented sync options (docs/user-guide/sync-options.md), with the values each takes.
 _BOOLEAN = ("true", "false")
 ARGOCD_OPTIONS: dict[str, tuple[str, ...]] = {

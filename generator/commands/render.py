@@ -36,7 +36,9 @@ def run(policy_dir: Path, out: Path, targets: tuple[str, ...], check: bool, diff
     if check:
         return _check(out, plans, fmt, shown)
     changes = result.changes + [
-        change for plan in removed for change in sync.plan_removed_directory(plan.reldir, write.safe_dir(out, plan.reldir))
+        change
+        for plan in removed
+        for change in sync.plan_removed_directory(plan.reldir, write.safe_dir(out, plan.reldir))
     ]
     if diff:
         text = "".join(

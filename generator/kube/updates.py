@@ -9,8 +9,8 @@ spelling out a default is no change.
 from __future__ import annotations
 
 import copy
-from decimal import Decimal
 from collections.abc import Callable, Iterator
+from decimal import Decimal
 from typing import Any, NamedTuple
 
 from generator.kube.api_versions import split_api

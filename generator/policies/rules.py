@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from generator import gitops
+from generator.kube import scope
 from generator.kube.scheduler_config import (
     EXTENSION_POINTS,
     IN_TREE_PLUGINS,
@@ -461,6 +463,97 @@ def manifests_rules(target: Target) -> Iterator[Problem]:
         yield from manifests.namespace_problems(policy, custom)
 
 
+# A Job's name is a label value (batch.kubernetes.io/job-name): at most 63 characters.
+_JOB_NAME_MAX = 63
+NAME_HASH_LENGTH = 8  # the hex digits `whenChanged: newName` appends, after a '-'
+
+
+def _ttl_paths(policy: Policy) -> Iterator[tuple[str, ...]]:
+    written = policy.doc.data.get("spec") or {}
+    if "ttlSecondsAfterFinished" in written:
+        yield ("ttlSecondsAfterFinished",)
+    if "ttlSecondsAfterFinished" in (written.get("job") or {}):
+        yield ("job", "ttlSecondsAfterFinished")
+
+
+_TTL_HINT = (
+    "remove it: a GitOps engine keeps a finished Job (use whenChanged: newName to run a change as a new "
+    "Job), or run the work as a CronJob, whose Jobs are not in Git"
+)
+
+
+def _ttl_message(title: str, target: Target) -> str:
+    return (
+        f"{title} is deleted by the TTL controller after it finishes, and target {target.name!r} is synced "
+        "from Git: the engine creates it again and it runs again, forever"
+    )
+
+
+def gitops_rules(target: Target) -> Iterator[Problem]:
+    """What the GitOps engine that syncs a target does over time with what gen writes."""
+    for i, option in enumerate(target.gitops.get("argocd", {}).get("syncOptions", [])):
+        at = ("gitops", "argocd", "syncOptions", i)
+        found = gitops.option_problem(option)
+        if found is not None:
+            yield target.policy.problem(at, "argocd-sync-option", found[0], hint=found[1])
+        elif option in gitops.REPLACING_OPTIONS:
+            yield target.policy.problem(
+                at,
+                "argocd-sync-option",
+                f"{option} makes Argo CD replace every object of the Application on every sync"
+                + (" (with Replace=true: delete and recreate it)" if option == "Force=true" else "")
+                + ": a running Job is killed by any commit, a finished one runs again",
+                severity=Severity.WARNING,
+                hint="drop it; gen's Jobs need no replace (whenChanged: newName runs a change as a new Job)",
+            )
+    for policy in target.of_kind("GpuWorkload"):
+        if policy.spec["workloadKind"] == "Job" and target.gitops:
+            for path in _ttl_paths(policy):
+                yield policy.problem(
+                    path,
+                    "job-ttl-resync",
+                    _ttl_message(f"Job {policy.name!r}", target),
+                    hint=_TTL_HINT,
+                    key=True,
+                )
+        if "whenChanged" in policy.spec:
+            if policy.spec["workloadKind"] != "Job":
+                yield policy.problem(
+                    ("whenChanged",),
+                    "gpu-when-changed",
+                    f"whenChanged renames a Job per change, and this workload is a {policy.spec['workloadKind']}",
+                    hint="a CronJob's jobTemplate may change freely; a Pod is replaced by deleting it",
+                )
+            elif len(policy.name) + 1 + NAME_HASH_LENGTH > _JOB_NAME_MAX:
+                yield policy.problem(
+                    ("whenChanged",),
+                    "gpu-when-changed",
+                    f"with whenChanged: newName the Job is named {policy.name}-<{NAME_HASH_LENGTH} hex digits>, "
+                    f"longer than the {_JOB_NAME_MAX} characters a Job name may have",
+                    hint=f"shorten metadata.name to at most {_JOB_NAME_MAX - 1 - NAME_HASH_LENGTH} characters",
+                )
+    for policy in target.of_kind("GpuWorkload") + target.of_kind("ReplicatedService"):
+        if gitops.CONFIG_HASH in policy.spec.get("podAnnotations", {}):
+            yield policy.problem(
+                ("podAnnotations", gitops.CONFIG_HASH),
+                "pod-annotation-reserved",
+                f"{gitops.CONFIG_HASH} is gen's: it hashes the ConfigMaps the Pods read, so a config change rolls them",
+                hint="remove it; to roll the Pods by hand, change any other pod annotation",
+                key=True,
+            )
+    if target.gitops:
+        for policy in target.of_kind("Manifests"):
+            for raw in manifests.load(policy)[0]:
+                if raw.data.get("kind") == "Job" and "ttlSecondsAfterFinished" in (raw.data.get("spec") or {}):
+                    yield raw.problem(
+                        ("spec", "ttlSecondsAfterFinished"),
+                        "job-ttl-resync",
+                        _ttl_message(scope.title_of(raw.data), target),
+                        hint=_TTL_HINT,
+                        key=True,
+                    )
+
+
 RULES: tuple[Callable[[Target], Iterator[Problem]], ...] = (
     scheduler_rules,
     gpu_rules,
@@ -471,6 +564,7 @@ RULES: tuple[Callable[[Target], Iterator[Problem]], ...] = (
     service_rules,
     placement_rules,
     manifests_rules,
+    gitops_rules,
 )
 
 

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.gitops import Engines
+from generator.gitops import CONFIG_HASH, Engines
 from generator.kube import updates
 from generator.kube.scope import POD_SPEC_PATHS, at_path, title
 from generator.layout import FRAGMENTS_DIR, MANIFEST_FILE
-from generator.render.links import CONFIG_HASH, TEMPLATE_PATHS
+from generator.render.links import TEMPLATE_PATHS
 from generator.render.write import owned_files, read_regular
 from generator.yamlio.load import load_text
 
@@ -116,8 +116,8 @@ def workload_size(obj: dict[str, Any], hpas: HpaIndex) -> tuple[int | None, int 
         scaled = hpas.get((str(meta.get("namespace") or ""), kind, str(meta.get("name"))))
         if scaled is not None:
             low, high = scaled
-            words = f"{low}–{high} Pods (HPA)"
-            return high, high * per_pod, words + (f", up to {_plural(high * per_pod, 'GPU')}" if per_pod else "")
+            gpus = f", up to {_plural(high * per_pod, 'GPU')}" if per_pod else ""
+            return high, high * per_pod, f"{low}–{high} {'GPU ' if per_pod else ''}Pods (HPA{gpus})"
         pods = int(spec.get("replicas", 1))
     elif kind == "Job":
         pods = int(spec.get("parallelism", 1))
@@ -153,7 +153,9 @@ def created(target: str, obj: dict[str, Any], hpas: HpaIndex, rel: str = "") -> 
     return Change(target, "create", *_identity(obj), "new" + (f": {size}" if size else ""), pods, gpus, rel)
 
 
-def compared(target: str, engines: Engines, old: dict[str, Any], new: dict[str, Any], hpas: HpaIndex, rel: str = "") -> Change | None:
+def compared(
+    target: str, engines: Engines, old: dict[str, Any], new: dict[str, Any], hpas: HpaIndex, rel: str = ""
+) -> Change | None:
     """How a sync changes old into new; None when kube-apiserver would store the same object."""
     before, after = updates.defaulted(old), updates.defaulted(new)
     changed = [path for path in updates.differences(before, after) if path[:1] != ("status",)]
@@ -163,23 +165,33 @@ def compared(target: str, engines: Engines, old: dict[str, Any], new: dict[str, 
     identity = _identity(new)
     refusal = updates.refused(before, after)
     if refusal is not None:
-        field_name, what = updates.spelled(refusal.field), _changed_field(refusal.changed)
-        if engines.recreates_refused(_annotations(new)):
-            reason = f"{field_name} is immutable and {what}: Flux deletes and recreates it"
-            return Change(target, "recreate", *identity, reason + (f" ({size} restart)" if size else ""), pods, gpus, rel, refusal)
-        reason = (
-            f"{field_name} is immutable (kube-apiserver {refusal.rule}) and {what}: "
-            f"the sync fails until the {identity[0]} is deleted"
+        what = _changed_field(refusal.changed) + (
+            ", and it is immutable"
+            if refusal.changed == refusal.field
+            else f", and {updates.spelled(refusal.field)} is immutable"
         )
+        if engines.recreates_refused(_annotations(new)):
+            reason = f"{what}: Flux deletes and recreates it" + (f"; its {size} restart" if size else "")
+            return Change(target, "recreate", *identity, reason, pods, gpus, rel, refusal)
+        reason = f"{what} (kube-apiserver {refusal.rule}): the sync fails until the {identity[0]} is deleted"
         return Change(target, "refused", *identity, reason, pods, gpus, rel, refusal)
     # a CronJob's jobTemplate is mutable and shapes only its next Job
     template = TEMPLATE_PATHS.get(identity[0]) if identity[0] != "CronJob" else None
     in_template = [path for path in changed if template is not None and path[: len(template)] == template]
     more = f" and {len(changed) - 1} more" if len(changed) > 1 else ""
     if in_template:
-        return Change(target, "restart", *identity, f"{_changed_field(in_template[0])}{more}: {size} replaced", pods, gpus, rel)
-    return Change(target, "update", *identity, f"{_changed_field(changed[0])}{more}", pods, gpus, rel)
+        reason = f"{_changed_field(in_template[0])}{more}: {size} replaced"
+        return Change(target, "restart", *identity, reason, pods, gpus, rel)
+    what = _changed_field(changed[0])
+    if identity[0] == "PersistentVolumeClaim" and changed[0] == _STORAGE_REQUEST:
+        what = (
+            f"storage grows from {at_path(old, _STORAGE_REQUEST)} to {at_path(new, _STORAGE_REQUEST)} "
+            "(its StorageClass must allow volume expansion)"
+        )
+    return Change(target, "update", *identity, f"{what}{more}", pods, gpus, rel)
 
+
+_STORAGE_REQUEST = ("spec", "resources", "requests", "storage")
 
 _DATA_KINDS = frozenset({"PersistentVolumeClaim", "PersistentVolume", "CustomResourceDefinition", "Namespace"})
 
@@ -193,7 +205,7 @@ def removed(target: str, engines: Engines, old: dict[str, Any], hpas: HpaIndex, 
         if identity[0] in _DATA_KINDS:
             reason += "; delete it by hand once its data is no longer needed"
         return Change(target, "kept", *identity, reason, pods, gpus, rel)
-    reason = f"removed from Git: {engines.names} deletes it" + (f" ({size} stop)" if size else "")
+    reason = f"removed from Git: {engines.names} deletes it" + (f"; its {size} stop" if size else "")
     return Change(target, "prune", *identity, reason, pods, gpus, rel)
 
 

@@ -10,19 +10,17 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from generator.gitops import CONFIG_HASH
 from generator.kube.scope import POD_SPEC_PATHS, at_path
 from generator.policies.context import POD_GROUP_LABEL
+from generator.policies.rules import NAME_HASH_LENGTH
 from generator.problems import Problem, Severity
-from generator.schema_messages import shown
 from generator.render.templates import Manifest
-
-CONFIG_HASH = "gen.dev/config-hash"
+from generator.schema_messages import shown
 
 # Where each workload keeps the template of its Pods: a change to it replaces them. A bare Pod
 # has none (an annotation restarts nothing), a Job's is immutable (see _templates).
-TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
-    kind: path[:-1] for kind, path in POD_SPEC_PATHS.items() if kind != "Pod"
-}
+TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {kind: path[:-1] for kind, path in POD_SPEC_PATHS.items() if kind != "Pod"}
 
 
 def _renamed_per_change(manifest: Manifest) -> bool:
@@ -66,9 +64,7 @@ def _config_maps_read(pod_spec: Any) -> set[str]:
 def config_hashes(manifests: list[Manifest]) -> None:
     """`gen.dev/config-hash` on every pod template that reads ConfigMaps this target writes:
     SHA-256 over their names and data in name order, so changing one rolls the Pods."""
-    config_maps = {
-        (m.namespace or "", m.name): m.obj for m in manifests if m.key[:2] == ("", "ConfigMap")
-    }
+    config_maps = {(m.namespace or "", m.name): m.obj for m in manifests if m.key[:2] == ("", "ConfigMap")}
     for manifest in manifests:
         template = _template(manifest)
         if template is None:
@@ -78,7 +74,11 @@ def config_hashes(manifests: list[Manifest]) -> None:
         if not read:
             continue
         content = [
-            [name, config_maps[(namespace, name)].get("data") or {}, config_maps[(namespace, name)].get("binaryData") or {}]
+            [
+                name,
+                config_maps[(namespace, name)].get("data") or {},
+                config_maps[(namespace, name)].get("binaryData") or {},
+            ]
             for name in read
         ]
         digest = hashlib.sha256(
@@ -87,9 +87,6 @@ def config_hashes(manifests: list[Manifest]) -> None:
         meta = template.setdefault("metadata", {})
         annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
         meta["annotations"] = dict(sorted({**annotations, CONFIG_HASH: digest}.items()))
-
-
-NAME_HASH_LENGTH = 8
 
 
 def new_names(manifests: list[Manifest]) -> None:

@@ -193,14 +193,13 @@ def _job_immutable(changes: list[sync.Change], owners: dict[str, Manifest]) -> l
         if change.kind != "Job" or change.refusal is None:
             continue
         manifest = owners[change.rel]
-        pods = f", restarting its {change.pods} Pod{'s' if change.pods != 1 else ''}" if change.pods else ""
         problems.append(
             manifest.problem(
                 change.refusal.changed,
                 "job-immutable",
                 f"{manifest.title}: {updates.spelled(change.refusal.changed)} changed and a Job's "
                 f"{updates.spelled(change.refusal.field)} is immutable: Argo CD's sync fails until the Job is "
-                f"deleted; Flux (force) deletes and recreates it{pods}",
+                f"deleted; Flux (force) deletes and recreates it, restarting its Pods",
                 severity=Severity.WARNING,
                 hint="set spec.whenChanged: newName to run each change as a new Job"
                 if manifest.policy.kind == "GpuWorkload"
@@ -221,9 +220,7 @@ def _namespaces_not_created(
     for app in gitops_objects:
         made.add(str(scope.at_path(app.obj, ("spec", "destination", "namespace")) or ""))
     needed = sorted(
-        {c.namespace for c in changes if c.action == "create" and c.namespace}
-        - made
-        - context.SYSTEM_NAMESPACES
+        {c.namespace for c in changes if c.action == "create" and c.namespace} - made - context.SYSTEM_NAMESPACES
     )
     if not needed:
         return []
