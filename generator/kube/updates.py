@@ -201,8 +201,8 @@ def _pod(old: dict[str, Any], new: dict[str, Any]) -> Path | None:
         was.pop(key, None)
         spec.pop(key, None)
     tolerations = spec.get("tolerations") or []
-    if all(t in tolerations for t in was.get("tolerations") or []):
-        was["tolerations"] = tolerations
+    if "tolerations" in spec and all(t in tolerations for t in was.get("tolerations") or []):
+        was["tolerations"] = tolerations  # tolerations may only be added
     changed = first_difference(was, spec, ("spec",))
     return None if changed is None else changed[:2]
 

@@ -463,7 +463,7 @@ Deferred = tuple[str, pod_security.Violation, Problem]
 
 
 # Findings after which an object's shape is not known to be its kind's.
-_SHAPE_UNSURE = frozenset({"k8s-schema", "k8s-object", "k8s-unknown-kind", "crd-schema", "crd-version"})
+SHAPE_UNSURE = frozenset({"k8s-schema", "k8s-object", "k8s-unknown-kind", "crd-schema", "crd-version"})
 
 
 class FileResult(NamedTuple):
@@ -510,7 +510,7 @@ def _validate_file(file: tuple[str, str], validator: ManifestValidator) -> FileR
             kind = (str(data.get("apiVersion")), str(data.get("kind")))
             if kind in schemas.MANIFEST_SCHEMA_FILES or any(f.rule == "k8s-unknown-kind" for f in findings):
                 custom.add(kind)
-        if not isinstance(data, dict) or any(f.rule in _SHAPE_UNSURE for f in findings):
+        if not isinstance(data, dict) or any(f.rule in SHAPE_UNSURE for f in findings):
             continue  # the checks below assume the shape is right
         if is_definition(data):
             definitions.append(data)

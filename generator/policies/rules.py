@@ -482,10 +482,10 @@ _TTL_HINT = (
 )
 
 
-def _ttl_message(title: str, target: Target) -> str:
+def _ttl_message(title: str) -> str:
     return (
-        f"{title} is deleted by the TTL controller after it finishes, and target {target.name!r} is synced "
-        "from Git: the engine creates it again and it runs again, forever"
+        f"{title} is deleted by the TTL controller once it finishes, and its target is synced from Git: "
+        "the engine creates it again and it runs again, forever"
     )
 
 
@@ -512,7 +512,7 @@ def gitops_rules(target: Target) -> Iterator[Problem]:
                 yield policy.problem(
                     path,
                     "job-ttl-resync",
-                    _ttl_message(f"Job {policy.name!r}", target),
+                    _ttl_message(f"Job {policy.name!r}"),
                     hint=_TTL_HINT,
                     key=True,
                 )
@@ -548,7 +548,7 @@ def gitops_rules(target: Target) -> Iterator[Problem]:
                     yield raw.problem(
                         ("spec", "ttlSecondsAfterFinished"),
                         "job-ttl-resync",
-                        _ttl_message(scope.title_of(raw.data), target),
+                        _ttl_message(scope.title_of(raw.data)),
                         hint=_TTL_HINT,
                         key=True,
                     )

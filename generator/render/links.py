@@ -73,6 +73,10 @@ def config_hashes(manifests: list[Manifest]) -> None:
         read = sorted(n for n in _config_maps_read(template.get("spec")) if (namespace, n) in config_maps)
         if not read:
             continue
+        if not all(
+            isinstance(config_maps[(namespace, n)].get(k) or {}, dict) for n in read for k in ("data", "binaryData")
+        ):
+            continue
         content = [
             [
                 name,
@@ -85,8 +89,9 @@ def config_hashes(manifests: list[Manifest]) -> None:
             json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         ).hexdigest()
         meta = template.setdefault("metadata", {})
-        annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
-        meta["annotations"] = dict(sorted({**annotations, CONFIG_HASH: digest}.items()))
+        if not isinstance(meta, dict) or not isinstance(meta.get("annotations", {}), dict):
+            continue  # reported by validation, as written
+        meta["annotations"] = dict(sorted({**meta.get("annotations", {}), CONFIG_HASH: digest}.items()))
 
 
 def new_names(manifests: list[Manifest]) -> None:

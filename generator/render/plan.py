@@ -14,7 +14,7 @@ from generator import gitops
 from generator.kube import crds, pod_security, scope, updates
 from generator.kube.api_versions import DEFAULT_VERSION
 from generator.kube.scope import is_definition
-from generator.kube.validate import ManifestValidator, load_kubernetes_schemas, quote_hint
+from generator.kube.validate import SHAPE_UNSURE, ManifestValidator, load_kubernetes_schemas, quote_hint
 from generator.layout import GITOPS_DIR
 from generator.policies import context
 from generator.policies.targets import Target
@@ -132,7 +132,6 @@ def render_and_plan(target: Target, out: Path) -> Outcome:
     rendered, problems = render_target(target)
     links.config_hashes(rendered.manifests)
     links.new_names(rendered.manifests)
-    problems += links.selector_problems(rendered.manifests, target.name)
     plugins = _declared_plugins(target)
     enforced = {  # the namespaces of this target that refuse Pods below a Pod Security level
         m.name: level
@@ -144,8 +143,13 @@ def render_and_plan(target: Target, out: Path) -> Outcome:
     validator = ManifestValidator(target.versions, plugins, own_output=True, enforced=enforced, definitions=definitions)
     # the team's objects, as `gen validate` judges them
     raw_validator = ManifestValidator(target.versions, plugins, enforced=enforced, definitions=definitions)
+    well_formed = []  # objects of their kind's shape, which the checks across objects may rely on
     for manifest in rendered.manifests:
-        problems.extend(_manifest_problems(manifest, raw_validator if manifest.raw else validator))
+        found = _manifest_problems(manifest, raw_validator if manifest.raw else validator)
+        problems.extend(found)
+        if not any(p.rule in SHAPE_UNSURE for p in found):
+            well_formed.append(manifest)
+    problems += links.selector_problems(well_formed, target.name)
     plan, found, owners = _plan_target(rendered)
     problems.extend(found)
     engines = gitops.Engines(target.gitops)
