@@ -208,3 +208,17 @@ def test_a_removed_target_is_pruned_but_keeps_its_data(gen, stack: Path) -> None
 def test_no_object_gen_writes_asks_argo_cd_to_replace_it(gen, stack: Path) -> None:
     for path in (stack / "deploy").rglob("*.yaml"):
         assert "Replace=true" not in path.read_text() and "Force=true" not in path.read_text(), path
+
+
+def test_the_readme_plan_example_prints_what_the_readme_says(gen, tmp_path: Path) -> None:
+    import re
+
+    shown = re.search(r"```\n\$ gen plan policies --out deploy\n(.*?)\n```", (ROOT / "README.md").read_text(), re.S)
+    assert shown
+    policies = tmp_path / "policies"
+    shutil.copytree(ROOT / "policies", policies)
+    assert gen("render", policies, "--out", tmp_path / "deploy").code == 0
+    edit(policies / "llm-inference.yaml", "llm-server:0.9.2", "llm-server:0.9.3")
+    edit(policies / "llm-pretrain.yaml", "llm-pretrain:2026.11", "llm-pretrain:2026.12")
+    run = gen("plan", policies, "--out", tmp_path / "deploy")
+    assert run.code == 1 and run.out.strip() == shown[1]
