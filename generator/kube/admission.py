@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from generator.kube import names
-from generator.kube.semantic import Finding, Path, unsupported
+from generator.kube.findings import Finding, Path, unsupported
 from generator.problems import Severity
 from generator.schema_messages import shown
 

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from generator.kube.semantic import Finding, Path, unsupported
+from generator.kube.findings import Finding, Path, error_at, unsupported
 from generator.problems import Severity
 
 _PERCENT = re.compile(r"[0-9]+%\Z")
@@ -84,3 +84,49 @@ def check_daemon_set(obj: dict[str, Any]) -> Iterator[Finding]:
             (*at, "maxUnavailable"),
             "may not be 0 when maxSurge is 0: the rollout could never replace a Pod",
         )
+
+
+def check_deployment(spec: dict[str, Any]) -> Iterator[Finding]:
+    replicas = spec.get("replicas")
+    if isinstance(replicas, int) and replicas < 0:
+        yield error_at(("spec", "replicas"), "k8s-deployment", "must be greater than or equal to 0")
+    strategy = spec.get("strategy") or {}
+    if strategy.get("type") == "Recreate" and "rollingUpdate" in strategy:
+        yield error_at(
+            ("spec", "strategy", "rollingUpdate"),
+            "k8s-deployment",
+            "may not be specified when strategy `type` is 'Recreate'",
+        )
+    ru = strategy.get("rollingUpdate") or {}
+    values = {}
+    for key in ("maxUnavailable", "maxSurge"):
+        if key in ru:
+            raw = ru[key]
+            if isinstance(raw, str) and not re.fullmatch(r"[0-9]+%", raw):
+                yield error_at(
+                    ("spec", "strategy", "rollingUpdate", key),
+                    "k8s-deployment",
+                    f"{raw!r} must be an integer or a percentage",
+                )
+            values[key] = int(raw.rstrip("%")) if isinstance(raw, str) and raw.rstrip("%").isdigit() else raw
+            if isinstance(values[key], int) and values[key] < 0:
+                yield error_at(
+                    ("spec", "strategy", "rollingUpdate", key), "k8s-deployment", "must be greater than or equal to 0"
+                )
+    unavailable = ru.get("maxUnavailable")
+    if isinstance(unavailable, str) and unavailable.endswith("%") and values.get("maxUnavailable", 0) > 100:
+        yield error_at(
+            ("spec", "strategy", "rollingUpdate", "maxUnavailable"), "k8s-deployment", "must not be greater than 100%"
+        )
+    for field in ("minReadySeconds", "revisionHistoryLimit", "progressDeadlineSeconds"):
+        if isinstance(spec.get(field), int) and spec[field] < 0:
+            yield error_at(("spec", field), "k8s-deployment", "must be greater than or equal to 0")
+    if values.get("maxUnavailable") == 0 and values.get("maxSurge") == 0:
+        yield error_at(
+            ("spec", "strategy", "rollingUpdate", "maxUnavailable"),
+            "k8s-deployment",
+            "may not be 0 when `maxSurge` is 0",
+        )
+    mrs, pds = spec.get("minReadySeconds", 0), spec.get("progressDeadlineSeconds")
+    if isinstance(pds, int) and isinstance(mrs, int) and pds <= mrs:
+        yield error_at(("spec", "progressDeadlineSeconds"), "k8s-deployment", "must be greater than minReadySeconds")

@@ -22,8 +22,8 @@ import jsonschema_rs
 
 from generator import schemas
 from generator.kube import names
+from generator.kube.findings import Finding, Path
 from generator.kube.scope import CRD_GROUP, is_definition
-from generator.kube.semantic import Finding, Path
 from generator.problems import Severity
 from generator.schema_messages import in_words, shown
 

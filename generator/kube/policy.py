@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from generator.kube.semantic import Finding, unsupported
+from generator.kube.findings import Finding, unsupported
 from generator.problems import Severity
 
 _PERCENT = re.compile(r"[0-9]+%\Z")

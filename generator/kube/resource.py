@@ -9,7 +9,7 @@ from typing import Any
 
 from generator.kube import names
 from generator.kube.admission import cel_error
-from generator.kube.semantic import Finding, Path
+from generator.kube.findings import Finding, Path
 from generator.problems import Severity
 from generator.schema_messages import shown
 

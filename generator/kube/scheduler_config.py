@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from generator.kube.semantic import Finding, Path, _err, _warn
+from generator.kube.findings import Finding, Path, error_at, warning_at
 from generator.problems import Severity
 
 EXTENSION_POINTS = (
@@ -163,24 +163,24 @@ def check_config(cfg: dict[str, Any], declared: Iterable[str] = (), base: Path =
         ppath = (*base, "profiles", i)
         name = profile.get("schedulerName")
         if name is None and len(profiles) > 1:
-            yield _err(
+            yield error_at(
                 (*ppath, "schedulerName"),
                 "scheduler-profile-name",
                 "Required value: every profile needs a schedulerName when there are several",
             )
         elif name == "":
-            yield _err(
+            yield error_at(
                 (*ppath, "schedulerName"), "scheduler-profile-name", "Required value: schedulerName may not be empty"
             )
         elif name is not None and name in seen:
-            yield _err(
+            yield error_at(
                 (*ppath, "schedulerName"), "scheduler-profile-name", f"Duplicate value: {name!r} (profile {seen[name]})"
             )
         if isinstance(name, str):
             seen.setdefault(name, i)
         pct = profile.get("percentageOfNodesToScore")
         if isinstance(pct, int) and not 0 <= pct <= 100:
-            yield _err((*ppath, "percentageOfNodesToScore"), "scheduler-config", "not in valid range [0-100]")
+            yield error_at((*ppath, "percentageOfNodesToScore"), "scheduler-config", "not in valid range [0-100]")
         yield from _check_plugins(profile, ppath, known, extra)
         yield from _check_expanded(profile, ppath, known, extra, name or "default-scheduler")
         yield from _check_plugin_config(profile, ppath)
@@ -198,23 +198,23 @@ def _is_secondary(cfg: dict[str, Any]) -> bool:
 def _check_top(cfg: dict[str, Any], base: Path) -> Iterator[Finding]:
     par = cfg.get("parallelism")
     if par is not None and par <= 0:
-        yield _err((*base, "parallelism"), "scheduler-config", "should be an integer value greater than zero")
+        yield error_at((*base, "parallelism"), "scheduler-config", "should be an integer value greater than zero")
     pct = cfg.get("percentageOfNodesToScore")
     if isinstance(pct, int) and not 0 <= pct <= 100:
-        yield _err((*base, "percentageOfNodesToScore"), "scheduler-config", "not in valid range [0-100]")
+        yield error_at((*base, "percentageOfNodesToScore"), "scheduler-config", "not in valid range [0-100]")
     initial = cfg.get("podInitialBackoffSeconds")
     if initial is not None and initial <= 0:
-        yield _err((*base, "podInitialBackoffSeconds"), "scheduler-config", "must be greater than 0")
+        yield error_at((*base, "podInitialBackoffSeconds"), "scheduler-config", "must be greater than 0")
     maximum = cfg.get("podMaxBackoffSeconds")
     if maximum is not None and maximum < (initial if initial is not None else 1):
-        yield _err(
+        yield error_at(
             (*base, "podMaxBackoffSeconds"),
             "scheduler-config",
             "must be greater than or equal to PodInitialBackoffSeconds",
         )
     burst = (cfg.get("clientConnection") or {}).get("burst")
     if isinstance(burst, int) and burst < 0:
-        yield _err((*base, "clientConnection", "burst"), "scheduler-config", "must be non-negative")
+        yield error_at((*base, "clientConnection", "burst"), "scheduler-config", "must be non-negative")
 
 
 def _check_leader_election(le: dict[str, Any], path: Path, secondary: bool) -> Iterator[Finding]:
@@ -225,18 +225,18 @@ def _check_leader_election(le: dict[str, Any], path: Path, secondary: bool) -> I
         raw = le.get(key)
         value = default if raw is None else parse_duration(raw)
         if value is None:
-            yield _err((*path, key), "scheduler-leader-election", f"{raw!r} is not a duration")
+            yield error_at((*path, key), "scheduler-leader-election", f"{raw!r} is not a duration")
             return
         if value == 0:
             value = default  # a zero duration counts as unset and is defaulted
         if value < 0:
-            yield _err((*path, key), "scheduler-leader-election", "must be greater than zero")
+            yield error_at((*path, key), "scheduler-leader-election", "must be greater than zero")
             return
         durations[key] = value
     if durations["leaseDuration"] <= durations["renewDeadline"]:
-        yield _err((*path, "leaseDuration"), "scheduler-leader-election", "must be greater than `RenewDeadline`")
+        yield error_at((*path, "leaseDuration"), "scheduler-leader-election", "must be greater than `RenewDeadline`")
     if durations["renewDeadline"] <= durations["retryPeriod"] * JITTER_FACTOR:
-        yield _err(
+        yield error_at(
             (*path, "renewDeadline"),
             "scheduler-leader-election",
             "renewDeadline must be greater than retryPeriod*JitterFactor (1.2): the scheduler exits at startup",
@@ -244,16 +244,16 @@ def _check_leader_election(le: dict[str, Any], path: Path, secondary: bool) -> I
         )
     lock = le.get("resourceLock", "leases")
     if lock != "leases":
-        yield _err((*path, "resourceLock"), "scheduler-leader-election", 'resourceLock value must be "leases"')
+        yield error_at((*path, "resourceLock"), "scheduler-leader-election", 'resourceLock value must be "leases"')
     for key in ("resourceName", "resourceNamespace"):
         if key in le and not le[key]:
-            yield _err((*path, key), "scheduler-leader-election", f"{key} is required")
+            yield error_at((*path, key), "scheduler-leader-election", f"{key} is required")
     if (
         secondary
         and le.get("resourceName", "kube-scheduler") == "kube-scheduler"
         and le.get("resourceNamespace", "kube-system") == "kube-system"
     ):
-        yield _warn(
+        yield warning_at(
             path,
             "scheduler-lease-shared",
             "a secondary scheduler on the default lease kube-system/kube-scheduler competes with the main scheduler",
@@ -280,7 +280,7 @@ def _check_plugins(
                 where = (*ppath, "plugins", point, which, j)
                 name = str(plugin.get("name", ""))
                 if name in REMOVED_PLUGINS:
-                    yield _err(
+                    yield error_at(
                         (*where, "name"),
                         "scheduler-plugin-name",
                         f'plugin {name!r} was invalid in version "kubescheduler.config.k8s.io/v1" (removed)',
@@ -290,7 +290,7 @@ def _check_plugins(
                     continue
                 if name not in known and name not in extra:
                     close = _close_plugin(name, [*known, *extra])
-                    yield _err(
+                    yield error_at(
                         (*where, "name"),
                         "scheduler-plugin-name",
                         f'{point[0].upper()}{point[1:]}Plugin "{name}" does not exist',
@@ -301,13 +301,13 @@ def _check_plugins(
                     continue
                 points = known.get(name)
                 if point != "multiPoint" and points is not None and point not in points:
-                    yield _err(
+                    yield error_at(
                         (*where, "name"),
                         "scheduler-plugin-point",
                         f'plugin "{name}" does not extend {point[0].upper()}{point[1:]}Plugin',
                     )
                 if name in seen:
-                    yield _err(
+                    yield error_at(
                         (*where, "name"),
                         "scheduler-plugin-duplicate",
                         f'plugin "{name}" already registered as "{point}"',
@@ -316,13 +316,13 @@ def _check_plugins(
                 weight = plugin.get("weight")
                 if weight is not None and point in ("score", "multiPoint"):
                     if weight < 0:
-                        yield _err(
+                        yield error_at(
                             (*where, "weight"),
                             "scheduler-plugin-weight",
                             f"negative weight {weight} inverts the plugin's preference",
                         )
                     elif weight == 0:
-                        yield _warn(
+                        yield warning_at(
                             (*where, "weight"),
                             "scheduler-plugin-weight",
                             "weight 0 is treated as 1 by kube-scheduler",
@@ -331,7 +331,7 @@ def _check_plugins(
     names = enabled_plugins(profile)
     if "GPUPacking" in names:
         if not fit_enabled(profile):
-            yield _err(
+            yield error_at(
                 (*ppath, *plugin_entry(profile, "NodeResourcesFit", "disabled", ("filter", "multiPoint"))),
                 "gpu-packing-needs-fit",
                 "GPUPacking is enabled but NodeResourcesFit is disabled: a score of 0 never excludes a node, so nodes without free GPUs stay feasible",
@@ -366,13 +366,13 @@ def _check_expanded(
     unknown_points = bool(extra & {str(p.get("name")) for p in _plugins_of(profile, "multiPoint", "enabled")})
     sorters = _at_point(profile, "queueSort", known)
     if len(sorters) > 1 or (not sorters and not unknown_points):
-        yield _err(
+        yield error_at(
             (*ppath, "plugins"),
             "scheduler-queue-sort",
             f"only one queue sort plugin required for profile with scheduler name {name!r}, but got {len(sorters)}",
         )
     if not _at_point(profile, "bind", known) and not unknown_points:
-        yield _err(
+        yield error_at(
             (*ppath, "plugins"),
             "scheduler-plugin-point",
             f"at least one bind plugin is needed for profile with scheduler name {name!r}",
@@ -394,13 +394,13 @@ def _check_plugin_config(profile: dict[str, Any], ppath: Path) -> Iterator[Findi
         where = (*ppath, "pluginConfig", j)
         name = cfg.get("name")
         if name in REMOVED_PLUGINS:
-            yield _err(
+            yield error_at(
                 (*where, "name"),
                 "scheduler-plugin-name",
                 f'plugin {name!r} was invalid in version "kubescheduler.config.k8s.io/v1" (removed)',
             )
         if name in seen:
-            yield _err(
+            yield error_at(
                 (*where, "name"), "scheduler-plugin-config", f"Duplicate value: repeated config for plugin {name}"
             )
         seen.add(name)
@@ -409,7 +409,7 @@ def _check_plugin_config(profile: dict[str, Any], ppath: Path) -> Iterator[Findi
             continue
         kind = args.get("kind")
         if name in IN_TREE_PLUGINS and kind is not None and kind != f"{name}Args":
-            yield _err(
+            yield error_at(
                 (*where, "args", "kind"), "scheduler-plugin-args", f"args for plugin {name} were not of type {name}Args"
             )
         yield from _check_args(str(name), args, (*where, "args"))
@@ -421,18 +421,20 @@ def _check_args(name: str, args: dict[str, Any], path: Path) -> Iterator[Finding
         if isinstance(strategy, dict):
             stype = strategy.get("type")
             if stype not in ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"):
-                yield _err((*path, "scoringStrategy", "type"), "scheduler-plugin-args", f"Unsupported value: {stype!r}")
+                yield error_at(
+                    (*path, "scoringStrategy", "type"), "scheduler-plugin-args", f"Unsupported value: {stype!r}"
+                )
             for k, res in enumerate(strategy.get("resources") or []):
                 w = res.get("weight", 1) or 1
                 if not 0 < w <= 100:
-                    yield _err(
+                    yield error_at(
                         (*path, "scoringStrategy", "resources", k, "weight"),
                         "scheduler-plugin-args",
                         f"resource weight of {w} not in valid range (0, 100]",
                     )
             has_ratio = "requestedToCapacityRatio" in strategy
             if (stype == "RequestedToCapacityRatio") != has_ratio:
-                yield _err(
+                yield error_at(
                     (*path, "scoringStrategy"),
                     "scheduler-plugin-args",
                     "requestedToCapacityRatio is required for, and only allowed with, type RequestedToCapacityRatio",
@@ -442,13 +444,13 @@ def _check_args(name: str, args: dict[str, Any], path: Path) -> Iterator[Finding
             for k, point in enumerate(shape):
                 u, s = point.get("utilization", 0), point.get("score", 0)
                 if not 0 <= u <= 100 or u <= last:
-                    yield _err(
+                    yield error_at(
                         (*path, "scoringStrategy", "requestedToCapacityRatio", "shape", k),
                         "scheduler-plugin-args",
                         "utilization values must be sorted in increasing order within [0, 100]",
                     )
                 if not 0 <= s <= 10:
-                    yield _err(
+                    yield error_at(
                         (*path, "scoringStrategy", "requestedToCapacityRatio", "shape", k, "score"),
                         "scheduler-plugin-args",
                         "score not in valid range [0, 10]",
@@ -457,15 +459,17 @@ def _check_args(name: str, args: dict[str, Any], path: Path) -> Iterator[Finding
     elif name == "InterPodAffinity":
         w = args.get("hardPodAffinityWeight")
         if isinstance(w, int) and not 0 <= w <= 100:
-            yield _err((*path, "hardPodAffinityWeight"), "scheduler-plugin-args", "not in valid range [0, 100]")
+            yield error_at((*path, "hardPodAffinityWeight"), "scheduler-plugin-args", "not in valid range [0, 100]")
     elif name == "DefaultPreemption":
         pct, absolute = args.get("minCandidateNodesPercentage", 10), args.get("minCandidateNodesAbsolute", 100)
         if not 0 <= pct <= 100:
-            yield _err((*path, "minCandidateNodesPercentage"), "scheduler-plugin-args", "not in valid range [0, 100]")
+            yield error_at(
+                (*path, "minCandidateNodesPercentage"), "scheduler-plugin-args", "not in valid range [0, 100]"
+            )
         if absolute < 0:
-            yield _err((*path, "minCandidateNodesAbsolute"), "scheduler-plugin-args", "not in valid range [0, inf)")
+            yield error_at((*path, "minCandidateNodesAbsolute"), "scheduler-plugin-args", "not in valid range [0, inf)")
         if pct == 0 and absolute == 0:
-            yield _err(
+            yield error_at(
                 path,
                 "scheduler-plugin-args",
                 "minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero",
@@ -480,13 +484,13 @@ def _check_args(name: str, args: dict[str, Any], path: Path) -> Iterator[Finding
             for expr in (term or {}).get("matchExpressions") or []:
                 op, values = expr.get("operator"), expr.get("values") or []
                 if op in ("Gt", "Lt") and (len(values) != 1 or not re.fullmatch(r"[+-]?[0-9]+", str(values[0]))):
-                    yield _err(
+                    yield error_at(
                         (*path, "addedAffinity"),
                         "scheduler-plugin-args",
                         "for 'Gt', 'Lt' operators, the value must be an integer",
                     )
                 elif op not in ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"):
-                    yield _err(
+                    yield error_at(
                         (*path, "addedAffinity"),
                         "scheduler-plugin-args",
                         f"{op!r} is not a valid pod selector operator",
@@ -495,9 +499,9 @@ def _check_args(name: str, args: dict[str, Any], path: Path) -> Iterator[Finding
         kind = args.get("defaultingType", "System")
         constraints = args.get("defaultConstraints") or []
         if kind not in ("System", "List"):
-            yield _err((*path, "defaultingType"), "scheduler-plugin-args", f"Unsupported value: {kind!r}")
+            yield error_at((*path, "defaultingType"), "scheduler-plugin-args", f"Unsupported value: {kind!r}")
         if kind == "System" and constraints:
-            yield _err(
+            yield error_at(
                 (*path, "defaultConstraints"),
                 "scheduler-plugin-args",
                 "when .defaultingType is System, .defaultConstraints must be empty",
@@ -506,19 +510,21 @@ def _check_args(name: str, args: dict[str, Any], path: Path) -> Iterator[Finding
         for k, c in enumerate(constraints):
             cpath = (*path, "defaultConstraints", k)
             if not isinstance(c.get("maxSkew"), int) or c["maxSkew"] <= 0:
-                yield _err((*cpath, "maxSkew"), "scheduler-plugin-args", "not in valid range (0, inf)")
+                yield error_at((*cpath, "maxSkew"), "scheduler-plugin-args", "not in valid range (0, inf)")
             if c.get("whenUnsatisfiable") not in ("DoNotSchedule", "ScheduleAnyway"):
-                yield _err((*cpath, "whenUnsatisfiable"), "scheduler-plugin-args", "Unsupported value")
+                yield error_at((*cpath, "whenUnsatisfiable"), "scheduler-plugin-args", "Unsupported value")
             if "labelSelector" in c:
-                yield _err((*cpath, "labelSelector"), "scheduler-plugin-args", "constraint must not define a selector")
+                yield error_at(
+                    (*cpath, "labelSelector"), "scheduler-plugin-args", "constraint must not define a selector"
+                )
             key = (c.get("topologyKey"), c.get("whenUnsatisfiable"))
             if key in seen:
-                yield _err(cpath, "scheduler-plugin-args", f"Duplicate value: {key!r}")
+                yield error_at(cpath, "scheduler-plugin-args", f"Duplicate value: {key!r}")
             seen.add(key)
     elif name == "VolumeBinding":
         timeout = args.get("bindTimeoutSeconds")
         if isinstance(timeout, int) and timeout < 0:
-            yield _err(
+            yield error_at(
                 (*path, "bindTimeoutSeconds"),
                 "scheduler-plugin-args",
                 "invalid BindTimeoutSeconds, should not be a negative value",
@@ -526,7 +532,7 @@ def _check_args(name: str, args: dict[str, Any], path: Path) -> Iterator[Finding
     elif name == "NodeResourcesBalancedAllocation":
         for k, res in enumerate(args.get("resources") or []):
             if (res.get("weight", 1) or 1) != 1:
-                yield _err((*path, "resources", k, "weight"), "scheduler-plugin-args", "resource weight must be 1")
+                yield error_at((*path, "resources", k, "weight"), "scheduler-plugin-args", "resource weight must be 1")
 
 
 def _check_queue_sort(profiles: list[Any], base: Path) -> Iterator[Finding]:
@@ -534,14 +540,14 @@ def _check_queue_sort(profiles: list[Any], base: Path) -> Iterator[Finding]:
         return
     first = ((profiles[0].get("plugins") or {}).get("queueSort")) or {}
     if len(first.get("enabled") or []) > 1:
-        yield _err(
+        yield error_at(
             (*base, "profiles", 0, "plugins", "queueSort"),
             "scheduler-queue-sort",
             "only one queue sort plugin can be enabled",
         )
     for i, profile in enumerate(profiles[1:], start=1):
         if isinstance(profile, dict) and (((profile.get("plugins") or {}).get("queueSort")) or {}) != first:
-            yield _err(
+            yield error_at(
                 (*base, "profiles", i, "plugins", "queueSort"),
                 "scheduler-queue-sort",
                 "queueSort must be the same for all profiles",
@@ -555,23 +561,23 @@ def _check_extenders(extenders: list[Any], path: Path) -> Iterator[Finding]:
         if not isinstance(ext, dict):
             continue
         if ext.get("prioritizeVerb") and (ext.get("weight") or 0) <= 0:
-            yield _err((*path, i, "weight"), "scheduler-extender", "must have a positive weight applied to it")
+            yield error_at((*path, i, "weight"), "scheduler-extender", "must have a positive weight applied to it")
         for k, res in enumerate(ext.get("managedResources") or []):
             rname = str((res or {}).get("name", ""))
             prefix = rname.split("/")[0] if "/" in rname else ""
             if "/" not in rname or prefix == "kubernetes.io" or prefix.endswith(".kubernetes.io"):
-                yield _err(
+                yield error_at(
                     (*path, i, "managedResources", k, "name"),
                     "scheduler-extender",
                     f"{rname!r} is not an extended resource name",
                     "managed resources are extended resources such as nvidia.com/gpu",
                 )
             elif rname in managed:
-                yield _err(
+                yield error_at(
                     (*path, i, "managedResources", k, "name"), "scheduler-extender", f"Duplicate value: {rname!r}"
                 )
             managed.add(rname)
         if ext.get("bindVerb"):
             binders += 1
             if binders > 1:
-                yield _err((*path, i, "bindVerb"), "scheduler-extender", "only one extender can implement bind")
+                yield error_at((*path, i, "bindVerb"), "scheduler-extender", "only one extender can implement bind")

@@ -2,7 +2,7 @@
 
 Three layers, each compiled once per run: kubernetes-validate's strict schemas for the
 target version (core kinds), the bundled schemas in schemas/ (scheduler config and CRDs), and
-the semantic rules of kube-apiserver / kube-scheduler (semantic.py, scheduler_config.py).
+the rules of kube-apiserver per API group (one module each) and kube-scheduler (scheduler_config.py).
 """
 
 from __future__ import annotations
@@ -22,17 +22,22 @@ from generator.kube import (
     admission,
     api_versions,
     apps,
+    autoscaling,
     batch,
     core,
     crds,
     networking,
+    objectmeta,
     pod_security,
+    pods,
     policy,
+    rbac,
     resource,
-    semantic,
+    scheduling,
     storage,
 )
 from generator.kube.api_versions import SCHEDULER_CONFIG_KIND
+from generator.kube.findings import Finding, Path
 from generator.kube.scheduler_config import check_config
 from generator.kube.scope import (
     BUILD_TOOL_GROUPS,
@@ -43,7 +48,6 @@ from generator.kube.scope import (
     is_definition,
     title_of,
 )
-from generator.kube.semantic import Finding, Path
 from generator.layout import FRAGMENTS_DIR, MANIFEST_FILE
 from generator.problems import Problem, Severity, json_path
 from generator.schema_messages import shown
@@ -244,14 +248,14 @@ class ManifestValidator:
             if bundled is not None:  # the rules are v1's; an older served version is only named
                 yield from check_config(obj, self.plugins)
             return
-        yield from semantic.check_workload(obj)
-        yield from semantic.check_rbac(obj)
+        yield from pods.check_workload(obj)
+        yield from rbac.check_rbac(obj)
         yield from self._pod_security(obj)
-        yield from semantic.check_derived_names(obj)
+        yield from objectmeta.check_derived_names(obj)
         if kind == "PriorityClass":
-            yield from semantic.check_priority_class(obj)
+            yield from scheduling.check_priority_class(obj)
         if kind == "HorizontalPodAutoscaler":
-            yield from semantic.check_hpa(obj)
+            yield from autoscaling.check_hpa(obj)
         yield from _removed_volume_plugins(obj, kind, version)
         rules = GROUP_RULES.get((api_versions.split_api(api)[0], kind))
         if rules is not None:  # only the kinds present pay for their group's rules
@@ -283,7 +287,7 @@ class ManifestValidator:
     def _any_object(self, obj: dict[str, Any], kind: str, text: str | None) -> Iterator[Finding]:
         """What holds for an object of any kind: its metadata, TLS verification, its size."""
         if isinstance(obj.get("metadata"), dict):
-            yield from semantic.check_metadata(obj, ("metadata",), kind)
+            yield from objectmeta.check_metadata(obj, ("metadata",), kind)
         if _may_hold(text, "insecureSkip"):  # the walk is only worth it where the key may occur
             yield from _check_insecure_tls(obj, self.opinion)
         yield from _check_size(obj, kind, text)

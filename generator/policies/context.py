@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator.gitops import JOB_ANNOTATIONS
-from generator.kube.semantic import DELETION_COST
+from generator.kube.pods import DELETION_COST
 from generator.layout import FRAGMENTS_DIR
 from generator.policies import podspec
 from generator.policies.policy import Policy

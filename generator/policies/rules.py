@@ -11,6 +11,7 @@ from typing import Any
 
 from generator import gitops
 from generator.kube import scope
+from generator.kube.pods import DELETION_COST
 from generator.kube.scheduler_config import (
     EXTENSION_POINTS,
     IN_TREE_PLUGINS,
@@ -19,7 +20,6 @@ from generator.kube.scheduler_config import (
     enabled_plugins,
     plugin_entry,
 )
-from generator.kube.semantic import DELETION_COST
 from generator.policies import context, manifests
 from generator.policies.policy import Policy, builtin_policy
 from generator.policies.targets import Target

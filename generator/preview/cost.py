@@ -17,7 +17,7 @@ from typing import Any
 
 import jsonpointer
 
-from generator.kube.semantic import DELETION_COST
+from generator.kube.pods import DELETION_COST
 from generator.policies.policy import Policy
 
 ANNOTATION_PATH = "/metadata/annotations/" + jsonpointer.escape(DELETION_COST)

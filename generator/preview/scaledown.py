@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from functools import cmp_to_key
 from typing import Any
 
-from generator.kube.semantic import DELETION_COST, parse_deletion_cost
+from generator.kube.pods import DELETION_COST, parse_deletion_cost
 from generator.preview.cost import SampleError, parse_timestamp
 from generator.preview.inputs import InputFile
 from generator.problems import Problem

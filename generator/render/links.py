@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from generator.gitops import CONFIG_HASH
+from generator.kube import labels as labels_
 from generator.kube.scope import POD_SPEC_PATHS, at_path
 from generator.policies.context import POD_GROUP_LABEL
 from generator.policies.rules import NAME_HASH_LENGTH
@@ -142,24 +143,6 @@ def _pod_labels(manifest: Manifest) -> dict[str, Any] | None:
     return labels
 
 
-def _selects(selector: dict[str, Any], labels: dict[str, Any]) -> bool:
-    """LabelSelector semantics (matchLabels AND every matchExpression)."""
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expression in selector.get("matchExpressions") or []:
-        key, operator = expression.get("key"), expression.get("operator")
-        values = expression.get("values") or []
-        if (
-            (operator == "In" and labels.get(key) not in values)
-            or (operator == "NotIn" and key in labels and labels[key] in values)
-            or (operator == "Exists" and key not in labels)
-            or (operator == "DoesNotExist" and key in labels)
-        ):
-            return False
-    return True
-
-
 def _keys(selector: dict[str, Any]) -> set[str]:
     return set(selector.get("matchLabels") or {}) | {str(e.get("key")) for e in selector.get("matchExpressions") or []}
 
@@ -203,7 +186,7 @@ def selector_problems(manifests: list[Manifest], target: str) -> Iterator[Proble
             selector = {"matchLabels": selector}
         candidates = pods.get(manifest.namespace or "", [])
         unknowable = _keys(selector) & _CONTROLLER_LABELS
-        if any(_selects(selector, labels) for labels in candidates) or any(
+        if any(labels_.selects(selector, labels) for labels in candidates) or any(
             not unknowable <= labels.keys() for labels in candidates
         ):
             continue

@@ -15,8 +15,8 @@ from typing import Any
 import jsonpatch
 import jsonpointer
 
+from generator.kube.pods import DELETION_COST
 from generator.kube.scope import POD_SPEC_PATHS
-from generator.kube.semantic import DELETION_COST
 from generator.policies.policy import Policy
 from generator.problems import Problem
 
