@@ -16,10 +16,11 @@ from pathlib import Path
 
 from generator import catalogue, schemas
 from generator.errors import GeneratorError
+from generator.files import display_path
 from generator.kube import api_versions
 from generator.policies.policy import schema_problems
 from generator.problems import Problem
-from generator.yamlio.load import display_path, load_file
+from generator.yamlio.load import load_file
 
 CONFIG_FILE = ".gen.yaml"
 SCHEMA = "config.json"

@@ -195,7 +195,7 @@ def test_timestamps_and_yaml11_scalars_match_pyyaml() -> None:
 def test_files_are_named_from_the_current_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A monorepo: `gen lint infra/gitops/policies` names infra/gitops/policies/c.yaml, so a CI
     annotation lands on the right file; a path outside the current directory stays absolute."""
-    from generator.yamlio.load import yaml_files
+    from generator.files import named as yaml_files
 
     policies = tmp_path / "infra" / "gitops" / "policies"
     policies.mkdir(parents=True)
@@ -214,7 +214,7 @@ def test_files_are_named_from_the_current_directory(tmp_path: Path, monkeypatch:
 def test_yaml_files_are_found_in_path_order_without_hidden_entries_or_symlinked_dirs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from generator.yamlio.load import yaml_files
+    from generator.files import named as yaml_files
 
     root = tmp_path / "policies"
     for rel in [

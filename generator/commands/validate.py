@@ -58,11 +58,14 @@ def run(
         report(problems, "text")
     else:
         report(problems, fmt, files=validated.files)
-    print(_summary(len(validated.files), problems, validated.silenced + by_config, known), file=sys.stderr)
+    print(
+        _summary(len(validated.files), problems, validated.silenced + by_config, known, validated.skipped),
+        file=sys.stderr,
+    )
     return exit_code(problems, strict)
 
 
-def _summary(files: int, problems: list[Problem], silenced: int, known: int) -> str:
+def _summary(files: int, problems: list[Problem], silenced: int, known: int, skipped: int = 0) -> str:
     """One line for the terminal: what was judged, what was found, what was set aside."""
     counts = [
         f"{n} {word}{'s' if n != 1 and severity is not Severity.INFO else ''}"
@@ -70,4 +73,5 @@ def _summary(files: int, problems: list[Problem], silenced: int, known: int) -> 
         if (n := sum(1 for p in problems if p.severity is severity)) or severity is not Severity.INFO
     ]
     line = f"gen: {files} file{'s' if files != 1 else ''} validated: {', '.join(counts)}; {silenced} silenced"
-    return line + (f"; {known} known from the baseline" if known else "")
+    line += f"; {known} known from the baseline" if known else ""
+    return line + (f"; {skipped} skipped (no manifests: tool configuration, Helm, Kustomize patches)" if skipped else "")

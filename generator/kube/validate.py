@@ -8,7 +8,6 @@ the rules of kube-apiserver per API group (one module each) and kube-scheduler (
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from functools import cache, partial
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jsonschema_rs
 
-from generator import parallel, schemas, suppressions
+from generator import files, parallel, schemas, suppressions
 from generator.kube import (
     admission,
     api_versions,
@@ -48,11 +47,10 @@ from generator.kube.scope import (
     is_definition,
     title_of,
 )
-from generator.layout import FRAGMENTS_DIR, MANIFEST_FILE
 from generator.problems import Problem, Severity, json_path
 from generator.schema_messages import shown
 from generator.yamlio.kube_scalars import plain_value
-from generator.yamlio.load import Document, YamlError, load_file, parse_yaml, yaml_files
+from generator.yamlio.load import Document, YamlError, load_file, parse_yaml
 
 if TYPE_CHECKING:  # the reference implementation is imported only to explain a failure
     from referencing import Registry
@@ -483,10 +481,13 @@ class FileResult(NamedTuple):
     text: str | None
     definitions: list[Any]
     custom: set[tuple[str, str]]
+    not_manifest: bool = False  # a JSON file of data, not objects (package.json, a dashboard)
 
 
 def _validate_file(file: tuple[str, str], validator: ManifestValidator) -> FileResult:
     docs, problems = load_file(*file, kube=True)
+    if file[1].endswith(".json") and not problems and not any(_names_a_kind(doc.data) for doc in docs):
+        return FileResult([], {}, [], None, [], set(), not_manifest=True)
     enforced: dict[str, str] = {}
     deferred: list[Deferred] = []
     definitions: list[Any] = []
@@ -528,6 +529,10 @@ def _validate_file(file: tuple[str, str], validator: ManifestValidator) -> FileR
     return FileResult(problems, enforced, deferred, text, definitions, custom)
 
 
+def _names_a_kind(data: Any) -> bool:
+    return isinstance(data, dict) and ("kind" in data or "apiVersion" in data)
+
+
 def _judged(deferred: list[Deferred], enforced: dict[str, str]) -> list[Problem]:
     """The Pod Security findings, now that every Namespace among the inputs is known."""
     out = []
@@ -548,60 +553,6 @@ def quote_hint(doc: Document, path: Path, finding: Finding) -> str:
     return f"Kubernetes reads the unquoted {scalar.text!r} as a {type(plain_value(scalar.text)).__name__}; quote it"
 
 
-def _is_fragment(path: str) -> bool:
-    """A Helm values file or patch gen wrote beside a target's manifests: not an object to validate."""
-    directory = os.path.dirname(path)
-    return os.path.basename(directory) == FRAGMENTS_DIR and os.path.isfile(
-        os.path.join(os.path.dirname(directory), MANIFEST_FILE)
-    )
-
-
-def _chart_root(path: str, roots: dict[str, str | None]) -> str | None:
-    """The Helm chart directory (one holding Chart.yaml) that path lies in, if any."""
-    directory = os.path.dirname(path)
-    seen = []
-    while directory not in roots:
-        seen.append(directory)
-        if os.path.isfile(os.path.join(directory, "Chart.yaml")):
-            roots[directory] = directory
-            break
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            roots[directory] = None
-            break
-        directory = parent
-    for below in seen:
-        roots[below] = roots[directory]
-    return roots[directory]
-
-
-def _without_charts(files: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], list[Problem]]:
-    """Helm charts hold templates and values, not manifests: they are left out, and said so once
-    per chart (render one with `helm template` and validate its output)."""
-    roots: dict[str, str | None] = {}
-    kept: list[tuple[str, str]] = []
-    charts: dict[str, str] = {}
-    for path, name in files:
-        root = _chart_root(path, roots)
-        if root is None:
-            kept.append((path, name))
-        else:
-            charts.setdefault(root, name[: len(name) - len(os.path.relpath(path, root))] + "Chart.yaml")
-    notes = [
-        Problem(
-            chart,
-            0,
-            0,
-            "helm-chart",
-            Severity.INFO,
-            "a Helm chart: its templates become manifests only when rendered; not validated",
-            "validate the output of `helm template` instead",
-        )
-        for chart in sorted(charts.values())
-    ]
-    return kept, notes
-
-
 def validate_paths(
     paths: Iterable[FsPath],
     versions: tuple[str, ...],
@@ -609,53 +560,59 @@ def validate_paths(
     crd_paths: Iterable[FsPath] = (),
     excluded: Callable[[str], bool] = lambda name: False,
 ) -> Validated:
-    """`gen validate`: every manifest below paths (and the CRDs below crd_paths), in worker
-    processes when there are many.
+    """`gen validate`: every manifest below paths, in worker processes when there are many;
+    custom resources by the CRDs among them and below crd_paths.
 
-    CRDs from crd_paths are known from the start. Those among the inputs are learnt as the
-    files are validated; a file that used a kind one of them defines is validated again once
-    all are known. A repository without CRDs pays nothing for the second pass.
+    CRDs from crd_paths are known from the start (read for their schemas only: their own
+    findings count when they are among paths). Those among the inputs are learnt as the files
+    are validated; a file that used a kind one of them defines is validated again once all are
+    known. A repository without CRDs pays nothing for the second pass.
     """
-    files, problems = yaml_files(paths)
+    selected, problems = files.manifest_files(paths, excluded)
     definitions = crds.Catalog()
     if crd_paths:
-        more, missing = yaml_files(crd_paths)
+        sources, missing = files.named(crd_paths, files.MANIFEST_SUFFIXES)
         problems += missing
-        for path, name in more:
+        for path, name in sources:
             definitions.add_all((doc.data, name) for doc in load_file(path, name, kube=True)[0])
-        inputs = {os.path.realpath(path) for path, _ in files}
-        files += [(path, name) for path, name in more if os.path.realpath(path) not in inputs]
-    files = [(path, name) for path, name in files if not _is_fragment(path) and not excluded(name)]
-    files, notes = _without_charts(files)
-    problems += notes
+    found = selected.files
+    problems += selected.notes
     # an unsupported version is a usage error before any work
     validator = ManifestValidator(versions, plugins, enforced=None, definitions=definitions)
-    results = _validate_files(files, validator)
-    learnt = [(data, name) for (_, name), result in zip(files, results, strict=True) for data in result.definitions]
+    results = _validate_files(found, validator)
+    learnt = [(data, name) for (_, name), result in zip(found, results, strict=True) for data in result.definitions]
     if learnt:
         definitions.add_all(learnt)
         again = [i for i, result in enumerate(results) if any(definitions.find(*kind) for kind in result.custom)]
-        for i, result in zip(again, _validate_files([files[i] for i in again], validator), strict=True):
+        for i, result in zip(again, _validate_files([found[i] for i in again], validator), strict=True):
             results[i] = result
     enforced: dict[str, str] = {}
     deferred: list[Deferred] = []
     texts: dict[str, str] = {}
-    for (_, name), result in zip(files, results, strict=True):
+    judged: list[str] = []
+    skipped = list(selected.skipped)
+    for (_, name), result in zip(found, results, strict=True):
+        if result.not_manifest:
+            skipped.append(name)
+            continue
+        judged.append(name)
         problems += result.problems
         enforced.update(result.enforced)
         deferred += result.deferred
         if result.text is not None:
             texts[name] = result.text
     kept, silenced = suppressions.apply(problems + _judged(deferred, enforced), texts)
-    return Validated(kept, silenced, [name for _, name in files])
+    return Validated(kept, silenced, judged, len(skipped))
 
 
 class Validated(NamedTuple):
-    """The findings no gen:ignore comment silences, how many it did, and every file judged."""
+    """The findings no gen:ignore comment silences, how many it did, every file judged, and
+    how many files were skipped as no manifest."""
 
     problems: list[Problem]
     silenced: int
     files: list[str]
+    skipped: int = 0
 
 
 def _validate_files(files: list[tuple[str, str]], validator: ManifestValidator) -> list[FileResult]:

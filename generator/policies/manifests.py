@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator import schemas
+from generator.files import walk
 from generator.kube import scope
 from generator.kube.api_versions import split_api
 from generator.kube.scope import BUILD_TOOL_GROUPS, is_definition
 from generator.policies.policy import Policy
 from generator.problems import Problem, Severity
-from generator.yamlio.load import Document, load_file, yaml_below
+from generator.yamlio.load import Document, load_file
 
 Path_ = tuple[str | int, ...]
 
@@ -43,7 +44,7 @@ def _matches(directory: str, pattern: str) -> list[str]:
     found = []
     for hit in hits:
         if os.path.isdir(hit):
-            found += [os.path.join(hit, *rel) for rel in yaml_below(hit)]
+            found += [os.path.join(hit, *rel) for rel in walk(hit)]
         elif os.path.isfile(hit):
             found.append(hit)
     return found

@@ -14,11 +14,12 @@ from typing import Any
 
 from generator import parallel
 from generator.errors import GeneratorError
+from generator.files import named
 from generator.policies import manifests, rules
 from generator.policies.policy import Policy, build_policy, builtin_policy, unique_policies
 from generator.policies.targets import Target, resolve_targets
 from generator.problems import Problem, Severity, has_errors, per_target
-from generator.yamlio.load import load_file, yaml_files
+from generator.yamlio.load import load_file
 
 Built = list[tuple[Policy | None, list[Problem]]]
 
@@ -60,7 +61,7 @@ def load_policies(
 ) -> tuple[list[Policy], list[Problem]]:
     """Stages 1 and 2a: files -> schema-valid policies with defaults (large sets in parallel,
     with `meanwhile` done here while worker processes load)."""
-    files, problems = yaml_files(paths)
+    files, problems = named(paths)
     processes = parallel.workers(len(files))
     loaded = parallel.map_in_order(_load_and_build, files, processes, meanwhile=meanwhile, codec=_PLAIN_POLICIES)
     built = [item for found in loaded for item in found]

@@ -7,7 +7,6 @@ every later stage can point at the exact line of a policy file.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -642,67 +641,10 @@ def load_file(path: str | Path, display: str | None = None, kube: bool = False) 
     return load_text(text, name, kube)
 
 
-YAML_SUFFIXES = (".yaml", ".yml")
-
-
-def yaml_below(directory: str) -> list[tuple[str, ...]]:
-    """Relative parts of every YAML file below directory, skipping hidden entries and not
-    following symlinked directories; sorted as paths sort (part by part)."""
-    found: list[tuple[str, ...]] = []
-    pending: list[tuple[str, tuple[str, ...]]] = [(directory, ())]
-    while pending:
-        current, rel = pending.pop()
-        try:
-            entries = list(os.scandir(current))
-        except PermissionError:
-            continue  # as Path.rglob does: an unreadable directory holds nothing gen can load
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                pending.append((entry.path, (*rel, entry.name)))
-            elif entry.name.endswith(YAML_SUFFIXES) and entry.is_file():
-                found.append((*rel, entry.name))
-    return sorted(found)
-
-
-def yaml_files(paths: Iterable[Path]) -> tuple[list[tuple[str, str]], list[Problem]]:
-    """(path, name to report it by) for every YAML file below paths, in a stable order.
-
-    Files are reported by their path from the current directory (as given, when that is
-    relative), so an editor, a terminal and a CI annotation all find them, in a monorepo too;
-    a path outside the current directory keeps its absolute form. Paths are strings: a Path
-    per file costs more than reading a small file.
-    """
-    files: list[tuple[str, str]] = []
-    problems: list[Problem] = []
-    here = os.getcwd()
-    for root in paths:
-        if str(root) == "-":  # `kustomize build | gen validate -`
-            files.append(("/dev/stdin", "<stdin>"))
-            continue
-        if not root.exists():
-            problems.append(Problem(str(root), 0, 0, "file-missing", Severity.ERROR, "no such file or directory"))
-            continue
-        base = display_path(str(root), here)
-        if root.is_file():
-            files.append((str(root), base))
-            continue
-        prefix = "" if base == "." else f"{base}/"
-        files.extend((os.path.join(root, *rel), prefix + "/".join(rel)) for rel in yaml_below(str(root)))
-    return files, problems
-
-
-def display_path(path: str, here: str) -> str:
-    """path as findings name it: from here (the current directory) when it lies below it."""
-    full = os.path.normpath(os.path.join(here, path))
-    if full == here or full.startswith(here.rstrip(os.sep) + os.sep):
-        return Path(os.path.relpath(full, here)).as_posix()
-    return Path(full).as_posix()
-
-
 def load_documents(paths: Iterable[Path]) -> tuple[list[Document], list[Problem]]:
-    files, problems = yaml_files(paths)
+    from generator.files import named  # the walk lives with the rules on which files to read
+
+    files, problems = named(paths)
     docs: list[Document] = []
     for path, name in files:
         found, errs = load_file(path, name)
