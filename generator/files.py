@@ -52,7 +52,9 @@ def display_path(path: str, here: str) -> str:
     return Path(full).as_posix()
 
 
-def named(paths: Iterable[Path], suffixes: tuple[str, ...] = YAML_SUFFIXES) -> tuple[list[tuple[str, str]], list[Problem]]:
+def named(
+    paths: Iterable[Path], suffixes: tuple[str, ...] = YAML_SUFFIXES
+) -> tuple[list[tuple[str, str]], list[Problem]]:
     """(path, name to report it by) for every file below paths, in a stable order.
 
     Files are reported by their path from the current directory (as given, when that is
@@ -182,7 +184,9 @@ class Selected(NamedTuple):
     notes: list[Problem]
 
 
-def manifest_files(paths: Iterable[Path], excluded: Callable[[str], bool] = lambda name: False) -> tuple[Selected, list[Problem]]:
+def manifest_files(
+    paths: Iterable[Path], excluded: Callable[[str], bool] = lambda name: False
+) -> tuple[Selected, list[Problem]]:
     """The files below paths that hold Kubernetes manifests, and the paths that do not exist.
 
     Kustomize patch files are known from the kustomization beside them or in a directory above

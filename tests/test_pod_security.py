@@ -85,7 +85,7 @@ def test_running_as_root_gets_no_run_as_non_root_anywhere(gen, tmp_path: Path, m
     ("asked", "line"),
     [
         ("  securityContext: {privileged: true, allowPrivilegeEscalation: false}\n", 8),
-        ("  securityContext: {capabilities: {add: [SYS_ADMIN]}, allowPrivilegeEscalation: false}\n", 8),
+        ("  securityContext: {capabilities: {add: [CAP_SYS_ADMIN]}, allowPrivilegeEscalation: false}\n", 8),
         ("  securityContext: {runAsUser: 0, runAsNonRoot: true}\n", 8),
     ],
     ids=["privileged", "sys-admin", "root-and-non-root"],

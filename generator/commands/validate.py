@@ -74,4 +74,6 @@ def _summary(files: int, problems: list[Problem], silenced: int, known: int, ski
     ]
     line = f"gen: {files} file{'s' if files != 1 else ''} validated: {', '.join(counts)}; {silenced} silenced"
     line += f"; {known} known from the baseline" if known else ""
-    return line + (f"; {skipped} skipped (no manifests: tool configuration, Helm, Kustomize patches)" if skipped else "")
+    return line + (
+        f"; {skipped} skipped (no manifests: tool configuration, Helm, Kustomize patches)" if skipped else ""
+    )

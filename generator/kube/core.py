@@ -51,7 +51,7 @@ def check_service(obj: dict[str, Any]) -> Iterator[Finding]:
         if len(ports) > 1 and not name:
             yield _error((*at, "name"), "Required value: every port of a multi-port Service needs a name")
         elif isinstance(name, str) and name:
-            if err := names.port_name(name):
+            if err := names.dns1123_label(name):  # a Service's port names are DNS labels, not IANA names
                 yield _error((*at, "name"), f"port name {shown(name)} {err}")
             if name in seen:
                 yield _error((*at, "name"), f"Duplicate value: port name {shown(name)}")
@@ -60,6 +60,12 @@ def check_service(obj: dict[str, Any]) -> Iterator[Finding]:
         if protocol is not None and protocol not in _PROTOCOLS:
             hint = "protocols are upper case" if str(protocol).upper() in _PROTOCOLS else ""
             yield unsupported((*at, "protocol"), "k8s-service", protocol, _PROTOCOLS, hint)
+        if port.get("nodePort") and kind == "ClusterIP":
+            yield _error(
+                (*at, "nodePort"),
+                "Forbidden: may not be used when `type` is 'ClusterIP'",
+                "use type NodePort or LoadBalancer, or drop nodePort",
+            )
         number = port.get("port")
         if isinstance(number, int) and not 1 <= number <= 65535:
             yield _error((*at, "port"), "must be between 1 and 65535, inclusive")
@@ -129,6 +135,30 @@ def check_config_keys(obj: dict[str, Any]) -> Iterator[Finding]:
             seen[str(key)] = field
     if obj.get("kind") == "Secret":
         yield from _secret_type_keys(obj, set(seen))
+        for key, value in (obj.get("data") or {}).items():
+            if isinstance(value, str) and (why := _base64_error(value)) is not None:
+                yield Finding(
+                    ("data", key),
+                    rule,
+                    Severity.ERROR,
+                    f"{why}: kube-apiserver cannot decode it",
+                    "data holds base64; put plain text under stringData",
+                )
+
+
+def _base64_error(value: str) -> str | None:
+    """Why Go's base64.StdEncoding cannot decode value (None: it can)."""
+    import binascii
+
+    text = value.replace("\n", "").replace("\r", "")  # Go skips line breaks
+    try:
+        binascii.a2b_base64(text.encode("ascii"), strict_mode=True)
+    except (binascii.Error, UnicodeEncodeError):
+        for i, ch in enumerate(text):
+            if not (ch.isascii() and (ch.isalnum() or ch in "+/=")):
+                return f"illegal base64 data at input byte {i}"
+        return "illegal base64 data: not whole groups of four characters (padding missing or misplaced)"
+    return None
 
 
 # ValidateSecret: the keys a typed Secret must carry

@@ -15,8 +15,9 @@ from generator.kube import labels as labels_
 from generator.kube.findings import Finding, Path, error_at, warning_at
 from generator.kube.objectmeta import check_metadata
 from generator.kube.quantity import parse_quantity
-from generator.kube.scope import at_path
+from generator.kube.scope import POD_SPEC_PATHS, at_path
 from generator.problems import Severity
+from generator.schema_messages import shown
 
 DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 STANDARD_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
@@ -332,7 +333,9 @@ def _check_container_refs(c: dict[str, Any], path: Path, group: str, volumes: se
     container refers to, and what only sidecars or only regular containers may set."""
     yield from _check_probes(c, path)
     image = c.get("image")
-    if isinstance(image, str) and (why := image_tag_problem(image)):
+    if not image:
+        yield error_at((*path, "image"), "k8s-image", "Required value: a container needs an image")
+    elif isinstance(image, str) and (why := image_tag_problem(image)):
         yield warning_at(
             (*path, "image"),
             "image-tag",
@@ -404,7 +407,8 @@ def _check_container_refs(c: dict[str, Any], path: Path, group: str, volumes: se
 _ENV_SOURCES = frozenset({"fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef"})
 
 
-_SYS_ADMIN = frozenset({"SYS_ADMIN", "CAP_SYS_ADMIN"})
+# kube-apiserver compares the literal: `SYS_ADMIN` (as the container runtime spells it) passes
+_SYS_ADMIN = "CAP_SYS_ADMIN"
 
 
 def _check_container_security(ctx: Any, path: Path) -> Iterator[Finding]:
@@ -419,7 +423,7 @@ def _check_container_security(ctx: Any, path: Path) -> Iterator[Finding]:
             "a privileged container escalates by definition: drop one of the two",
         )
     added = ctx["capabilities"].get("add") or [] if isinstance(ctx.get("capabilities"), dict) else []
-    if _SYS_ADMIN & set(map(str, added)):
+    if _SYS_ADMIN in map(str, added):
         yield error_at(
             (*path, "allowPrivilegeEscalation"),
             "k8s-security-context",
@@ -618,3 +622,44 @@ def check_workload(obj: dict[str, Any]) -> Iterator[Finding]:
             yield error_at(("spec", "selector"), "k8s-selector", "`selector` does not match template `labels`")
     if kind == "Deployment":
         yield from apps.check_deployment(spec)
+
+
+# validateEnvVarName: a C identifier with '-' and '.' before RelaxedEnvironmentVariableValidation,
+# any printable ASCII but '=' after it
+_ENV_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
+
+
+def _env_name_error(name: str, relaxed: bool) -> str | None:
+    if relaxed:
+        if not name or any(not " " <= ch <= "~" or ch == "=" for ch in name):
+            return "must consist of printable ASCII characters except '='"
+        return None
+    if not _ENV_NAME.match(name):
+        return "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit"
+    return None
+
+
+def check_env_names(obj: dict[str, Any], relaxed: bool) -> Iterator[Finding]:
+    """Environment variable names and envFrom prefixes, as the version's kube-apiserver checks
+    them (`relaxed`: RelaxedEnvironmentVariableValidation, on by default from 1.32)."""
+    kind = str(obj.get("kind"))
+    if kind not in POD_SPEC_PATHS:
+        return
+    spec_path = POD_SPEC_PATHS[kind]
+    spec = at_path(obj, spec_path)
+    if not isinstance(spec, dict):
+        return
+    for group in ("initContainers", "containers", "ephemeralContainers"):
+        for i, c in enumerate(spec.get(group) or []):
+            if not isinstance(c, dict):
+                continue
+            for j, var in enumerate(c.get("env") or []):
+                name = var.get("name") if isinstance(var, dict) else None
+                if isinstance(name, str) and (why := _env_name_error(name, relaxed)):
+                    yield error_at((*spec_path, group, i, "env", j, "name"), "k8s-env", f"{shown(name)}: {why}")
+            for j, source in enumerate(c.get("envFrom") or []):
+                prefix = source.get("prefix") if isinstance(source, dict) else None
+                if isinstance(prefix, str) and prefix and (why := _env_name_error(prefix, relaxed)):
+                    yield error_at(
+                        (*spec_path, group, i, "envFrom", j, "prefix"), "k8s-env", f"prefix {shown(prefix)}: {why}"
+                    )

@@ -56,6 +56,8 @@ if TYPE_CHECKING:  # the reference implementation is imported only to explain a 
     from referencing import Registry
 
 LAST_APPLIED_LIMIT = 262144
+# RelaxedEnvironmentVariableValidation: on by default from 1.32 (beta), GA in 1.34
+RELAXED_ENV_NAMES = (1, 32)
 CONFIGMAP_LIMIT = 1024 * 1024
 # Compact JSON spends at most this many bytes per character of the YAML it was read from, when
 # that YAML has no aliases. The worst cases are a flow mapping of bare keys, `{a,b}` ->
@@ -179,6 +181,27 @@ class ManifestValidator:
         self.enforced = dict(enforced) if enforced is not None else None
         self.definitions = definitions  # CRDs that judge the custom resources they define
 
+    def objects(self, data: Any) -> list[tuple[Path, Any]]:
+        """The objects a document holds, each with its path in the document: a `kind: List`
+        (what `kubectl get -o yaml` writes) or a typed list of a kind known here (`ConfigMapList`)
+        holds its items, every other document is one object."""
+        if isinstance(data, dict) and isinstance(data.get("items"), list) and self._is_list(data):
+            return [(("items", i), item) for i, item in enumerate(data["items"])]
+        return [((), data)]
+
+    def _is_list(self, data: dict[str, Any]) -> bool:
+        api, kind = data.get("apiVersion"), data.get("kind")
+        if not isinstance(api, str) or not isinstance(kind, str) or not kind.endswith("List"):
+            return False
+        if (api, kind) == ("v1", "List"):
+            return True
+        item = kind.removesuffix("List")
+        return (
+            (api, item) in schemas.MANIFEST_SCHEMA_FILES
+            or any(k8s_validator(version, api, item) is not None for version in self.versions)
+            or (self.definitions is not None and self.definitions.find(api, item) is not None)
+        )
+
     def validate(self, obj: Any, text: str | None = None) -> list[Finding]:
         """Findings for obj; text, where given, is YAML obj was read from (it may hold more).
 
@@ -247,6 +270,7 @@ class ManifestValidator:
                 yield from check_config(obj, self.plugins)
             return
         yield from pods.check_workload(obj)
+        yield from pods.check_env_names(obj, api_versions.parse_version(version) >= RELAXED_ENV_NAMES)
         yield from rbac.check_rbac(obj)
         yield from self._pod_security(obj)
         yield from objectmeta.check_derived_names(obj)
@@ -286,6 +310,10 @@ class ManifestValidator:
         """What holds for an object of any kind: its metadata, TLS verification, its size."""
         if isinstance(obj.get("metadata"), dict):
             yield from objectmeta.check_metadata(obj, ("metadata",), kind)
+        elif obj.get("metadata") is None and not _configuration_file(obj):
+            yield Finding(
+                ("metadata",), "k8s-name", Severity.ERROR, "metadata: Required value: name or generateName is required"
+            )
         if _may_hold(text, "insecureSkip"):  # the walk is only worth it where the key may occur
             yield from _check_insecure_tls(obj, self.opinion)
         yield from _check_size(obj, kind, text)
@@ -328,6 +356,17 @@ class ManifestValidator:
             return
         for f in self._validate(cfg, cfg["apiVersion"], SCHEDULER_CONFIG_KIND, None, version):
             yield Finding(base, f.rule, f.severity, f"{json_path(f.path)}: {f.message}", f.hint)
+
+
+def _configuration_file(obj: dict[str, Any]) -> bool:
+    """A component's configuration (kube-scheduler's, the kubelet's, a kubeconfig), which a
+    process reads from a file: it is no API object and needs no metadata."""
+    group = api_versions.split_api(str(obj.get("apiVersion", "")))[0]
+    return (
+        group.endswith("config.k8s.io")
+        or group == "audit.k8s.io"
+        or (obj.get("apiVersion"), obj.get("kind")) == ("v1", "Config")
+    )
 
 
 def _removed_volume_plugins(obj: dict[str, Any], kind: str, version: str) -> Iterator[Finding]:
@@ -494,38 +533,38 @@ def _validate_file(file: tuple[str, str], validator: ManifestValidator) -> FileR
     custom: set[tuple[str, str]] = set()
     text = docs[0].text if docs and "gen:ignore" in docs[0].text else None
     for doc in docs:
-        findings = validator.validate(doc.data, doc.text)
-        about = title_of(doc.data)
-        problems += [
-            replace(
-                doc.problem(
-                    f.path,
-                    f.rule,
-                    f.message,
-                    severity=f.severity,
-                    hint=f.hint or quote_hint(doc, f.path, f),
-                    key=f.at_key,
-                ),
-                about=about,
-            )
-            for f in findings
-        ]
-        data = doc.data
-        if isinstance(data, dict):
-            kind = (str(data.get("apiVersion")), str(data.get("kind")))
-            if kind in schemas.MANIFEST_SCHEMA_FILES or any(f.rule == "k8s-unknown-kind" for f in findings):
-                custom.add(kind)
-        if not isinstance(data, dict) or any(f.rule in SHAPE_UNSURE for f in findings):
-            continue  # the checks below assume the shape is right
-        if is_definition(data):
-            definitions.append(data)
-        if data.get("kind") == "Namespace" and (level := pod_security.enforced_level(data)):
-            enforced[str((data.get("metadata") or {}).get("name"))] = level
-        namespace = str((data.get("metadata") or {}).get("namespace"))
-        deferred += [
-            (namespace, v, replace(doc.problem(v.path, "pod-security", ""), about=about))
-            for v in pod_security.workload_violations(data)
-        ]
+        for prefix, data in validator.objects(doc.data):
+            found = validator.validate(data, doc.text)
+            about = title_of(data)
+            problems += [
+                replace(
+                    doc.problem(
+                        (*prefix, *f.path),
+                        f.rule,
+                        f.message,
+                        severity=f.severity,
+                        hint=f.hint or quote_hint(doc, (*prefix, *f.path), f),
+                        key=f.at_key,
+                    ),
+                    about=about,
+                )
+                for f in found
+            ]
+            if isinstance(data, dict):
+                kind = (str(data.get("apiVersion")), str(data.get("kind")))
+                if kind in schemas.MANIFEST_SCHEMA_FILES or any(f.rule == "k8s-unknown-kind" for f in found):
+                    custom.add(kind)
+            if not isinstance(data, dict) or any(f.rule in SHAPE_UNSURE for f in found):
+                continue  # the checks below assume the shape is right
+            if is_definition(data):
+                definitions.append(data)
+            if data.get("kind") == "Namespace" and (level := pod_security.enforced_level(data)):
+                enforced[str((data.get("metadata") or {}).get("name"))] = level
+            namespace = str((data.get("metadata") or {}).get("namespace"))
+            deferred += [
+                (namespace, v, replace(doc.problem((*prefix, *v.path), "pod-security", ""), about=about))
+                for v in pod_security.workload_violations(data)
+            ]
     return FileResult(problems, enforced, deferred, text, definitions, custom)
 
 
