@@ -34,6 +34,14 @@ PlanFormat = Enum("PlanFormat", {"text": "text", "json": "json", "github": "gith
 
 FormatOpt = Annotated[Format, typer.Option("--format", help="Output format.")]
 StrictOpt = Annotated[bool, typer.Option("--strict", help="Warnings fail too.")]
+CrdsOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--crds",
+        help="CustomResourceDefinition files or directories that judge custom resources (repeatable); "
+        "default: .gen.yaml's crds.",
+    ),
+]
 
 
 def _version(value: bool) -> None:
@@ -62,11 +70,14 @@ def render_cmd(
     ] = False,
     fmt: FormatOpt = Format.text,  # type: ignore[attr-defined]
     strict: StrictOpt = False,
+    crds: CrdsOpt = None,
 ) -> None:
     """Render policies into manifests (load, validate, render, validate, write)."""
     from generator.commands import render
 
-    raise typer.Exit(render.run(policy_dir, out, tuple(target or ()), check, diff, fmt.value, strict))
+    raise typer.Exit(
+        render.run(policy_dir, out, tuple(target or ()), check, diff, fmt.value, strict, tuple(crds or ()))
+    )
 
 
 @app.command("plan")
@@ -76,12 +87,13 @@ def plan_cmd(
     target: Annotated[list[str] | None, typer.Option("--target", help="Plan only this target (repeatable).")] = None,
     fmt: Annotated[PlanFormat, typer.Option("--format", help="Output format.")] = PlanFormat.text,
     strict: Annotated[bool, typer.Option("--strict", help="Prunes fail too.")] = False,
+    crds: CrdsOpt = None,
 ) -> None:
     """Say what syncing a new render changes in the cluster: create, update, restart, recreate,
     refused, prune, kept. Writes nothing; exit 1 when an update would be refused."""
     from generator.commands import plan
 
-    raise typer.Exit(plan.run(policy_dir, out, tuple(target or ()), fmt.value, strict))
+    raise typer.Exit(plan.run(policy_dir, out, tuple(target or ()), fmt.value, strict, tuple(crds or ())))
 
 
 @app.command("lint")

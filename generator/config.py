@@ -13,6 +13,7 @@ import fnmatch
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from generator import catalogue, schemas
 from generator.errors import GeneratorError
@@ -132,3 +133,16 @@ def silenced_by(config: Config | None, problems: list[Problem]) -> tuple[list[Pr
         return problems, 0
     kept = [p for p in problems if not config.silences(p)]
     return kept, len(problems) - len(kept)
+
+
+def render_options(policy_dir: Path, out: Path, targets: tuple[str, ...], crds: tuple[Path, ...]) -> Any:
+    """What `gen render` and `gen plan` run with: the CRDs named on the command line, else those
+    the repository's .gen.yaml lists; or the config's problems, when it cannot be used."""
+    from generator.pipeline import RenderOptions
+
+    found, unusable = settings(None)
+    if unusable:
+        return unusable
+    if not crds and found is not None:
+        crds = found.crds
+    return RenderOptions(policy_dir, out, targets, crds)

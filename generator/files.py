@@ -100,6 +100,9 @@ _NOT_MANIFEST_NAMES = (
     "values.*.yaml",
     "values.*.yml",
     "*.values.yaml",
+    "kustomization.yaml",  # kustomize's build file, with or without its apiVersion
+    "kustomization.yml",
+    "Kustomization",
 )
 _NOT_MANIFEST_DIRS = frozenset({".github", ".gitlab", ".circleci"})
 _KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")

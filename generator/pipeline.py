@@ -28,6 +28,7 @@ class RenderOptions:
     policy_dir: Path
     out: Path
     targets: tuple[str, ...] = ()
+    crds: tuple[Path, ...] = ()  # CRD files or directories that judge custom resources in Manifests
 
 
 @dataclass
@@ -71,6 +72,15 @@ def _prepare_render() -> None:
     plan.prepare()
 
 
+def _definitions(paths: tuple[Path, ...]) -> list[tuple[object, str]]:
+    """The CRDs under paths, read once here for every target (and the workers forked next)."""
+    from generator.files import MANIFEST_SUFFIXES, named
+    from generator.yamlio.load import load_file
+
+    found, _ = named(paths, MANIFEST_SUFFIXES)
+    return [(doc.data, name) for path, name in found for doc in load_file(path, name, kube=True)[0]]
+
+
 def render(options: RenderOptions) -> RenderResult:
     """Everything but the write: plans per directory, or problems.
 
@@ -81,7 +91,7 @@ def render(options: RenderOptions) -> RenderResult:
     from generator.render import plan  # imported already by _prepare_render, where loading forked
 
     result = RenderResult(problems)
-    job = partial(plan.render_and_plan, out=options.out)
+    job = partial(plan.render_and_plan, out=options.out, definitions=_definitions(options.crds))
     processes = parallel.workers(sum(len(t.policies) for t in targets), most=len(targets))
     outcomes = parallel.map_in_order(job, targets, processes, weight=lambda target: len(target.policies))
     rendered: list[tuple[str, Problem]] = []

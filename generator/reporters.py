@@ -78,18 +78,32 @@ def _sarif_rule(rule_id: str) -> dict[str, Any]:
     }
 
 
-def _artifact(file: str) -> dict[str, str]:
-    """A file as SARIF locates it: a URI relative to the checkout, or a file: URI outside it."""
+def _repository_root() -> str:
+    """The directory holding .git, from here up; else here: where code scanning roots URIs."""
+    here = os.getcwd()
+    directory = here
+    while True:
+        if os.path.exists(os.path.join(directory, ".git")):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return here
+        directory = parent
+
+
+def _artifact(file: str, root: str) -> dict[str, str]:
+    """A file as SARIF locates it: a URI relative to the repository root, or a file: URI outside it."""
     from pathlib import PurePath
     from urllib.parse import quote
 
-    if PurePath(file).is_absolute():
-        return {"uri": PurePath(file).as_uri()}
-    return {"uri": quote(PurePath(file).as_posix()), "uriBaseId": "%SRCROOT%"}
+    full = os.path.abspath(file)
+    if full == root or not full.startswith(root.rstrip(os.sep) + os.sep):
+        return {"uri": PurePath(full).as_uri()}
+    return {"uri": quote(PurePath(os.path.relpath(full, root)).as_posix()), "uriBaseId": "%SRCROOT%"}
 
 
-def _sarif_result(p: Problem, index: int) -> dict[str, Any]:
-    location: dict[str, Any] = {"artifactLocation": _artifact(p.file)}
+def _sarif_result(p: Problem, index: int, root: str) -> dict[str, Any]:
+    location: dict[str, Any] = {"artifactLocation": _artifact(p.file, root)}
     if p.line > 0:
         location["region"] = {"startLine": p.line, "startColumn": max(p.column, 1)}
     result: dict[str, Any] = {
@@ -105,8 +119,10 @@ def _sarif_result(p: Problem, index: int) -> dict[str, Any]:
 
 
 def report_sarif(problems: Sequence[Problem], stream: TextIO, files: Sequence[str] = ()) -> None:
-    """SARIF 2.1.0, as GitHub code scanning reads it: file URIs relative to the checkout."""
+    """SARIF 2.1.0, as GitHub code scanning reads it: file URIs relative to the repository root,
+    wherever gen runs."""
     ids = sorted({p.rule for p in problems})
+    root = _repository_root()
     index = {rule: i for i, rule in enumerate(ids)}
     log = {
         "$schema": SARIF_SCHEMA,
@@ -121,7 +137,7 @@ def report_sarif(problems: Sequence[Problem], stream: TextIO, files: Sequence[st
                         "rules": [_sarif_rule(rule) for rule in ids],
                     }
                 },
-                "results": [_sarif_result(p, index[p.rule]) for p in problems],
+                "results": [_sarif_result(p, index[p.rule], root) for p in problems],
             }
         ],
     }
@@ -129,26 +145,27 @@ def report_sarif(problems: Sequence[Problem], stream: TextIO, files: Sequence[st
 
 
 def report_junit(problems: Sequence[Problem], stream: TextIO, files: Sequence[str] = ()) -> None:
-    """JUnit XML: one test case per file, a failure per error; warnings and information go to
-    the case's output, where CI systems show them without failing the build."""
+    """JUnit XML: one test case per file, failed by its errors (one failure element listing
+    them, so failures never exceed tests); warnings and information go to the case's output,
+    where CI systems show them without failing the build."""
     from xml.etree import ElementTree as ET
 
     by_file: dict[str, list[Problem]] = {name: [] for name in files}
     for p in problems:
         by_file.setdefault(p.file, []).append(p)
-    failures = sum(1 for p in problems if p.severity is Severity.ERROR)
-    suites = ET.Element("testsuites", name="gen", tests=str(len(by_file)), failures=str(failures))
-    suite = ET.SubElement(suites, "testsuite", name="gen", tests=str(len(by_file)), failures=str(failures), errors="0")
+    failed = sum(1 for found in by_file.values() if any(p.severity is Severity.ERROR for p in found))
+    suites = ET.Element("testsuites", name="gen", tests=str(len(by_file)), failures=str(failed))
+    suite = ET.SubElement(suites, "testsuite", name="gen", tests=str(len(by_file)), failures=str(failed), errors="0")
     for name in sorted(by_file):
         case = ET.SubElement(suite, "testcase", classname="gen", name=name)
-        notes = []
-        for p in by_file[name]:
-            line = f"{p.file}:{p.line}:{p.column}: {p.severity} {p.rule} {_described(p)}"
-            if p.severity is Severity.ERROR:
-                failure = ET.SubElement(case, "failure", message=f"{p.rule}: {p.message}", type=p.rule)
-                failure.text = line
-            else:
-                notes.append(line)
+        lines = [(p, f"{p.file}:{p.line}:{p.column}: {p.severity} {p.rule} {_described(p)}") for p in by_file[name]]
+        errors = [(p, line) for p, line in lines if p.severity is Severity.ERROR]
+        if errors:
+            first = errors[0][0]
+            more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+            failure = ET.SubElement(case, "failure", message=f"{first.rule}: {first.message}{more}", type=first.rule)
+            failure.text = "\n".join(line for _, line in errors)
+        notes = [line for p, line in lines if p.severity is not Severity.ERROR]
         if notes:
             ET.SubElement(case, "system-out").text = "\n".join(notes)
     ET.indent(suites)

@@ -147,6 +147,15 @@ def validator(name: str) -> TwoTierValidator:
     return TwoTierValidator(fast, lambda: _reference_validator(schema, _registry()))
 
 
+@cache
+def definition_validator(name: str, definition: str) -> TwoTierValidator:
+    """The validator of one `$defs` entry of a bundled schema file, compiled once per process."""
+    schema = {"$ref": f"{name}#/$defs/{definition}"}
+    # a base of its own: under the file's own URI the wrapper would shadow the file
+    fast = jsonschema_rs.validator_for(schema, registry=_fast_registry(), base_uri=f"{BUNDLED_BASE}{definition}")
+    return TwoTierValidator(fast, lambda: _reference_validator(schema, _registry()))
+
+
 def _resolve(schema: dict[str, Any], base: str) -> tuple[dict[str, Any], str]:
     """Follow $ref (our schemas use only `file.json#/pointer` and `#/pointer`) to a schema and its file."""
     while "$ref" in schema:

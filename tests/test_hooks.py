@@ -12,7 +12,7 @@ from tests.conftest import ROOT
 def test_hook_files_patterns() -> None:
     hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
     assert set(hooks) == {"gen-lint", "gen-check", "gen-validate"}
-    assert hooks["gen-validate"]["types"] == ["yaml"] and "files" not in hooks["gen-validate"]
+    assert hooks["gen-validate"]["types_or"] == ["yaml", "json"] and "files" not in hooks["gen-validate"]
     for hook in (hooks["gen-lint"], hooks["gen-check"]):
         pattern = re.compile(hook["files"])
         for path in ("policies/scheduler.yaml", "infra/policies/gpu.yml"):

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from generator import pipeline
+from generator import config, pipeline
 from generator.layout import check_out
 from generator.problems import Severity, has_errors
 from generator.reporters import report
@@ -14,9 +14,15 @@ from generator.reporters import report
 _GITHUB_LEVEL = {"refused": "error", "prune": "warning", "recreate": "warning"}
 
 
-def run(policy_dir: Path, out: Path, targets: tuple[str, ...], fmt: str, strict: bool) -> int:
+def run(
+    policy_dir: Path, out: Path, targets: tuple[str, ...], fmt: str, strict: bool, crds: tuple[Path, ...] = ()
+) -> int:
     check_out(out)
-    result = pipeline.render(pipeline.RenderOptions(policy_dir, out, targets))
+    options = config.render_options(policy_dir, out, targets, crds)
+    if isinstance(options, list):
+        report(options, "text", sys.stderr)
+        return 1
+    result = pipeline.render(options)
     shown = [p for p in result.problems if p.severity > Severity.INFO]  # advice is `gen lint`'s to give
     if shown:
         report(shown, "text", sys.stderr)  # the plan's own format keeps stdout

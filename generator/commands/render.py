@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from generator import pipeline
+from generator import config, pipeline
 from generator.layout import check_out
 from generator.problems import Problem, Severity, has_errors
 from generator.reporters import report
@@ -18,9 +18,22 @@ if TYPE_CHECKING:
 # (see generator.plan), so importing it up front would only delay that loading.
 
 
-def run(policy_dir: Path, out: Path, targets: tuple[str, ...], check: bool, diff: bool, fmt: str, strict: bool) -> int:
+def run(
+    policy_dir: Path,
+    out: Path,
+    targets: tuple[str, ...],
+    check: bool,
+    diff: bool,
+    fmt: str,
+    strict: bool,
+    crds: tuple[Path, ...] = (),
+) -> int:
     check_out(out)  # a usage error before any work, so nothing is touched
-    result = pipeline.render(pipeline.RenderOptions(policy_dir, out, targets))
+    options = config.render_options(policy_dir, out, targets, crds)
+    if isinstance(options, list):
+        report(options, fmt)
+        return 1
+    result = pipeline.render(options)
     from generator.preview import sync
     from generator.render import write
 

@@ -286,6 +286,11 @@ def check_pod_spec(spec: Any, path: Path, owner: str, claims: Iterable[str] = ()
             if owner == "Pod" and isinstance(image, str) and image != image.strip():
                 yield error_at((*cpath, "image"), "k8s-image", "must not have leading or trailing whitespace")
             yield from _check_container_security(c.get("securityContext"), (*cpath, "securityContext"))
+    for i, c in enumerate(spec.get("ephemeralContainers") or []):
+        if isinstance(c, dict) and not c.get("image"):
+            yield error_at(
+                (*path, "ephemeralContainers", i, "image"), "k8s-image", "Required value: a container needs an image"
+            )
     yield from check_affinity(spec.get("affinity"), (*path, "affinity"))
     for key, value in (spec.get("nodeSelector") or {}).items():  # ValidateLabels: no node could carry it
         problem = names.qualified_name(str(key)) or (names.label_value(value) if isinstance(value, str) else None)

@@ -7,8 +7,10 @@ import with the loading instead of paying for it before the first policy is read
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from generator import gitops
 from generator.kube import crds, pod_security, scope, updates
@@ -126,7 +128,7 @@ def _plan_target(render: TargetRender) -> tuple[write.DirPlan, list[Problem], di
 Outcome = tuple[list[write.DirPlan], list[Problem], list[sync.Change]]
 
 
-def render_and_plan(target: Target, out: Path) -> Outcome:
+def render_and_plan(target: Target, out: Path, definitions: Sequence[tuple[Any, str]] = ()) -> Outcome:
     """Stages 3-4 for one target: its directory and, if asked, its GitOps objects' directory,
     and what syncing them changes against the render committed in out."""
     rendered, problems = render_target(target)
@@ -138,11 +140,12 @@ def render_and_plan(target: Target, out: Path) -> Outcome:
         for m in rendered.manifests
         if m.key[:2] == ("", "Namespace") and (level := pod_security.enforced_level(m.obj))
     }
-    definitions = crds.Catalog()  # the team's CRDs judge the custom resources beside them
-    definitions.add_all((m.obj, m.written_in.file) for m in rendered.manifests if m.written_in and is_definition(m.obj))
-    validator = ManifestValidator(target.versions, plugins, own_output=True, enforced=enforced, definitions=definitions)
+    catalog = crds.Catalog()  # the team's CRDs (--crds, .gen.yaml, Manifests) judge their custom resources
+    catalog.add_all(definitions)
+    catalog.add_all((m.obj, m.written_in.file) for m in rendered.manifests if m.written_in and is_definition(m.obj))
+    validator = ManifestValidator(target.versions, plugins, own_output=True, enforced=enforced, definitions=catalog)
     # the team's objects, as `gen validate` judges them
-    raw_validator = ManifestValidator(target.versions, plugins, enforced=enforced, definitions=definitions)
+    raw_validator = ManifestValidator(target.versions, plugins, enforced=enforced, definitions=catalog)
     well_formed = []  # objects of their kind's shape, which the checks across objects may rely on
     for manifest in rendered.manifests:
         found = _manifest_problems(manifest, raw_validator if manifest.raw else validator)
