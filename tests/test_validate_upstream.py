@@ -376,3 +376,17 @@ def test_render_judges_custom_resources_by_crds_from_the_command_line_and_gen_ya
     assert 'unknown field "nodeLabelz"' in judged.err
     write(tmp_path / ".gen.yaml", "crds: [vendor/kueue]\n")
     assert gen("render", "policies", "--out", "deploy").code == 1
+
+
+def test_grafana_dashboards_with_template_variables_are_no_false_error(gen, tmp_path: Path) -> None:
+    """kube-prometheus's dashboards (a ConfigMapList) query `rate(x[$__rate_interval])`: Grafana
+    substitutes the variable before Prometheus parses anything."""
+    panel = {"title": "p", "targets": [{"expr": 'sum(rate(http_requests_total{job="$job"}[$__rate_interval]))'}]}
+    dashboard = json.dumps({"panels": [panel, {"title": "q", "targets": [{"expr": "topk($n, up)"}]}]})
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d"}, "data": {"http.json": dashboard}}
+    listed = {"apiVersion": "v1", "kind": "ConfigMapList", "items": [cm]}
+    assert run(gen, write(tmp_path / "d.yaml", yaml.safe_dump(listed))).code == 0
+    panel["targets"][0]["expr"] = "sum(rate(http_requests_total[$__rate_interval])"  # a parenthesis short
+    cm["data"]["http.json"] = json.dumps({"panels": [panel]})
+    bad = run(gen, write(tmp_path / "d.yaml", yaml.safe_dump(listed)))
+    assert bad.code == 1 and " promql-parse panel 'p'" in bad.out

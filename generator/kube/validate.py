@@ -8,6 +8,7 @@ the rules of kube-apiserver per API group (one module each) and kube-scheduler (
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from functools import cache, partial
@@ -415,16 +416,32 @@ def _check_prometheus_rule(obj: dict[str, Any]) -> Iterator[Finding]:
                 )
 
 
+# Grafana's template variables: `$name`, `${name}`, `${name:format}`, `[[name]]`.
+_GRAFANA_RANGE = re.compile(r"\[\s*(?:\$\{?\w+(?::\w+)?\}?|\[\[\w+\]\])\s*(?=[:\]])")
+_GRAFANA_VARIABLE = re.compile(r"\$\{?\w+|\[\[\w+\]\]")
+_PROMQL_STRING = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|`[^`]*`")
+
+
+def _without_grafana_ranges(expr: Any) -> str | None:
+    """A panel's query as Prometheus would receive it, where gen can tell: a range variable
+    (`[$__rate_interval]`) stands for a duration; any other variable outside a string leaves
+    the query to Grafana (None), which substitutes it before Prometheus parses anything."""
+    if not isinstance(expr, str):
+        return None
+    expr = _GRAFANA_RANGE.sub("[5m", expr)
+    return None if _GRAFANA_VARIABLE.search(_PROMQL_STRING.sub('""', expr)) else expr
+
+
 def _check_dashboard(key: str, text: str) -> Iterator[Finding]:
     try:
         dashboard = json.loads(text)
     except ValueError as err:
         yield Finding(("data", key), "dashboard-json", Severity.ERROR, f"dashboard is not JSON: {err}")
         return
-    for panel in dashboard.get("panels") or []:
-        for target in panel.get("targets") or []:
-            expr = target.get("expr")
-            if isinstance(expr, str) and (problem := promql_error(expr)):
+    for panel in dashboard.get("panels") or [] if isinstance(dashboard, dict) else []:
+        for target in panel.get("targets") or [] if isinstance(panel, dict) else []:
+            expr = _without_grafana_ranges(target.get("expr")) if isinstance(target, dict) else None
+            if expr is not None and (problem := promql_error(expr)):
                 yield Finding(
                     ("data", key),
                     "promql-parse",
