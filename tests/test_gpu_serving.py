@@ -168,8 +168,11 @@ def _memory_and_model_keys(out: Path) -> list[str]:
     ids=["built-in", "target-preset", "target-mapping", "policy-preset-wins", "policy-field-over-target-preset"],
 )
 def test_gpu_label_precedence(gen, tmp_path: Path, target: str, policy: str, keys: list[str]) -> None:
+    # GPU Feature Discovery's labels take its product names; the others any value
+    model = "NVIDIA-A100-SXM4-80GB" if keys[0] == "nvidia.com/gpu.product" else "A100"
     service = SERVICE.replace(
-        "gpu: {count: 2, models: [A100]}", f"gpu: {{{policy}count: 2, models: [A100], minMemoryMiB: 40960}}"
+        "gpu: {count: 2, models: [A100]}",
+        f"gpu: {{{policy}count: 2, models: [{model}], minMemoryMiB: 40960}}",
     )
     out = _render(
         gen, tmp_path, scheduler=SCHEDULER, infer=service, target=TARGET + (target or "  createNamespaces: true\n")
@@ -436,3 +439,28 @@ def test_placement_never_exceeds_any_nodes_free_resources(free, want, count, one
             and not (one_per_node and f"n{i}" in placed)
             for i, ((g, c), f) in enumerate(zip(left, free, strict=True))
         )
+
+
+@pytest.mark.parametrize(
+    ("model", "ok"),
+    [
+        ("NVIDIA-A100-SXM4-80GB", True),
+        ("Tesla-T4", True),
+        ("NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", True),
+        ("NVIDIA-L4-SHARED", True),
+        ("A100", False),
+        ("NVIDIA-A100-SXM4-80G", False),
+        ("NVIDIA-A100-SXM4-80GB-MIG-1g.5gb", False),  # a 40 GB profile on an 80 GB card
+    ],
+)
+def test_gfd_product_names(gen, tmp_path: Path, model: str, ok: bool) -> None:
+    service = SERVICE.replace(
+        "gpu: {count: 2, models: [A100]}", f"gpu: {{count: 2, models: [{model}], labels: nvidia-gfd}}"
+    )
+    repo(tmp_path, scheduler=SCHEDULER, infer=service, target=TARGET + "  createNamespaces: true\n")
+    run = gen("lint", tmp_path / "policies")
+    assert (" gpu-model-name " not in run.out) is ok, run.out
+    if model == "A100":
+        assert "infer.yaml:9:" in run.out and "did you mean 'NVIDIA-A100-80GB-PCIe' or" in run.out
+        rendered = gen("render", tmp_path / "policies", "--out", tmp_path / "out")
+        assert rendered.code == 1 and " gpu-model-name " in rendered.err

@@ -260,6 +260,10 @@ def stack(tmp_path: Path) -> Path:
     return root
 
 
+def _line(path: Path, needle: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if needle in line)
+
+
 def _render(gen, stack: Path):
     return gen("render", stack / "policies", "--out", stack / "deploy")
 
@@ -278,7 +282,7 @@ def test_argocd_sync_options(gen, stack: Path) -> None:
     edit(targets, "ServerSideApply=true", "ServerSideAply=true")
     bad = gen("lint", stack / "policies")
     assert bad.code == 1 and " argocd-sync-option " in bad.out and "did you mean 'ServerSideApply'?" in bad.out
-    assert "targets.yaml:48:21:" in bad.out  # the option's own line
+    assert f"targets.yaml:{_line(targets, 'ServerSideAply')}:21:" in bad.out  # the option's own line
     edit(targets, "ServerSideAply=true", "Replace=true")
     risky = gen("lint", stack / "policies")
     assert risky.code == 0 and "warning argocd-sync-option Replace=true makes Argo CD replace" in risky.out
@@ -303,7 +307,7 @@ def test_application_name_and_create_namespace(gen, stack: Path) -> None:
         and "- CreateNamespace=true" in (stack / "deploy/_gitops/prod/application-shop-prod.yaml").read_text()
     )
     assert " namespace-not-created " in run.err and "namespaces ml, web, which no object creates" in run.err
-    assert "targets.yaml:40:21:" in run.err  # at createNamespaces
+    assert f"targets.yaml:{_line(targets, 'createNamespaces')}:21:" in run.err  # at createNamespaces
 
 
 def test_create_namespace_with_one_namespace_sets_the_destination(gen, tmp_path: Path) -> None:

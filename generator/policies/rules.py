@@ -20,7 +20,7 @@ from generator.kube.scheduler_config import (
     enabled_plugins,
     plugin_entry,
 )
-from generator.policies import context, manifests
+from generator.policies import context, gfd, manifests
 from generator.policies.policy import Policy, builtin_policy
 from generator.policies.targets import Target
 from generator.problems import Problem, Severity
@@ -554,6 +554,31 @@ def gitops_rules(target: Target) -> Iterator[Problem]:
                     )
 
 
+def gpu_model_rules(target: Target) -> Iterator[Problem]:
+    """With GPU Feature Discovery's labels, a model must be a product name GFD writes: a short
+    name (`A100`) matches no node, and every Pod stays Pending."""
+    gfd_model = context.GPU_LABEL_PRESETS["nvidia-gfd"]["model"]
+    for policy in target.of_kind("GpuWorkload") + target.of_kind("ReplicatedService"):
+        gpu = policy.spec.get("gpu")
+        if gpu is None or context.gpu_labels(gpu, target)["model"] != gfd_model:
+            continue
+        for i, model in enumerate(gpu.get("models", [])):
+            if gfd.is_product(model):
+                continue
+            close = gfd.suggestions(model)
+            yield policy.problem(
+                ("gpu", "models", i),
+                "gpu-model-name",
+                f"{model!r} is no product name GPU Feature Discovery writes into {gfd_model}: no node matches it",
+                hint=(
+                    f"did you mean {' or '.join(repr(c) for c in close[:4])}?"
+                    if close
+                    else "list the product as `kubectl get nodes -L nvidia.com/gpu.product` shows it"
+                )
+                + " (a MIG product ends in -MIG-<profile>, a shared GPU in -SHARED)",
+            )
+
+
 RULES: tuple[Callable[[Target], Iterator[Problem]], ...] = (
     scheduler_rules,
     gpu_rules,
@@ -565,6 +590,7 @@ RULES: tuple[Callable[[Target], Iterator[Problem]], ...] = (
     placement_rules,
     manifests_rules,
     gitops_rules,
+    gpu_model_rules,
 )
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from generator.kube import names
 from generator.kube.quantity import parse_quantity
+from generator.policies import gfd
 from generator.preview.cost import SampleError, parse_timestamp
 from generator.preview.inputs import InputFile
 from generator.problems import Problem
@@ -341,15 +342,12 @@ def _requirement_mismatch(expr: Mapping[str, Any], value: str | None, what: str)
     return f"unknown operator {op!r}"
 
 
-SHARED_SUFFIX = "-SHARED"  # GPU Feature Discovery's product label on time-sliced GPUs
-
-
 def gfd_naming_hint(value: str, asked: list[str]) -> str:
     """When a node's model label differs from an asked model only by GPU Feature Discovery's
     conventions (the full product name, the suffix time-slicing adds), say so."""
-    whole = value.removesuffix(SHARED_SUFFIX)
+    whole = value.removesuffix(gfd.SHARED)
     if whole in asked:
-        return f" (GPU Feature Discovery marks time-sliced GPUs {SHARED_SUFFIX}: list {value!r} to accept shared ones)"
+        return f" (GPU Feature Discovery marks time-sliced GPUs {gfd.SHARED}: list {value!r} to accept shared ones)"
     parts = whole.upper().split("-")
     for model in asked:
         if model.upper() in parts:
