@@ -29,7 +29,7 @@ spec:
   resources:
     requests: {cpu: "4", memory: 32Gi}
     limits: {memory: 32Gi}
-  gpu: {count: 1, models: [A100]}
+  gpu: {count: 1, models: [NVIDIA-A100-SXM4-80GB]}
   deletionCost: {initial: 0, tier: default}
   autoscaling: {minReplicas: 2, maxReplicas: 6}
 """
