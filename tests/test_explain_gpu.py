@@ -130,14 +130,14 @@ def test_kubectl_inventory_with_pods(gen: Callable[..., Run], tmp_path: Path) ->
     }
     assert "insufficient nvidia.com/gpu: needs 2, 1 free" in rows["over"]["reason"]
     assert "V100" in rows["v100"]["reason"] and "40959" in rows["smaller"]["reason"]
-    assert set(rows["exact"]) == {"workload", "node", "feasible", "score", "reason"}
+    assert set(rows["exact"]) == {"target", "workload", "node", "feasible", "score", "reason"}
 
 
 def test_yaml_inventory_and_a_workload_that_fits_nowhere(gen: Callable[..., Run], tmp_path: Path) -> None:
     path = tmp_path / "nodes.yaml"
     path.write_text(
         f"- name: busy\n  labels: {{{MODEL}: A100, {MEMORY}: '81920'}}\n"
-        "  allocatable: {nvidia.com/gpu: 8}\n  requested: {nvidia.com/gpu: 7}\n"
+        "  allocatable: {nvidia.com/gpu: 8, cpu: 64, memory: 512Gi}\n  requested: {nvidia.com/gpu: 7}\n"
     )
     result = gen("explain", "gpu", "--workload", "gpu-reservation-demo", "--nodes", path, POLICIES)
     assert result.code == 1
@@ -172,7 +172,9 @@ def test_bad_inventories_are_located(gen: Callable[..., Run], tmp_path: Path, te
 
 def test_requested_twice_is_refused(gen: Callable[..., Run], tmp_path: Path) -> None:
     nodes = tmp_path / "nodes.yaml"
-    nodes.write_text("- name: a\n  allocatable: {nvidia.com/gpu: 8}\n  requested: {nvidia.com/gpu: 1}\n")
+    nodes.write_text(
+        "- name: a\n  allocatable: {nvidia.com/gpu: 8, cpu: 64, memory: 512Gi}\n  requested: {nvidia.com/gpu: 1}\n"
+    )
     pods = tmp_path / "pods.json"
     pods.write_text(json.dumps(kube_list([])))
     result = gen("explain", "gpu", "--workload", "gpu-reservation-demo", "--nodes", nodes, "--pods", pods, POLICIES)

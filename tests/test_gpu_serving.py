@@ -276,7 +276,7 @@ def node(name: str, free: int, total: int = 8, model: str = "A100", **extra: obj
     entry = {
         "name": name,
         "labels": {"training.example.com/gpu-model": model},
-        "allocatable": {"nvidia.com/gpu": total, **extra.get("allocatable", {})},
+        "allocatable": {"nvidia.com/gpu": total, "cpu": 96, "memory": "1Ti", **extra.get("allocatable", {})},
         "requested": {"nvidia.com/gpu": total - free},
     }
     return entry
@@ -417,7 +417,7 @@ def test_placement_never_exceeds_any_nodes_free_resources(free, want, count, one
         "resources": {"requests": {"nvidia.com/gpu": want["gpus"], "cpu": want["cpu"], "memory": want["memory"]}}
     }
     pod = gpu.GpuPod("w", "nvidia.com/gpu", {"containers": [container]}, one_per_node=one_per_node)
-    placed = gpu.place(pod, nodes, [n.name for n in nodes], count)
+    placed = gpu.Pool(nodes).place(pod, [n.name for n in nodes], count)
     assert len(placed) <= count
     for i, f in enumerate(free):
         here = placed.count(f"n{i}")

@@ -541,7 +541,7 @@ def test_inventory_rules(gen, tmp_path: Path, content: bytes | None, rule: str) 
     assert run.code == 1 and f" {rule} " in run.err, run.err
     nodes.write_text(
         "- name: a\n  labels: {training.example.com/gpu-model: A100, training.example.com/gpu-memory-mib: '81920'}\n"
-        "  allocatable: {nvidia.com/gpu: 8}\n"
+        "  allocatable: {nvidia.com/gpu: 8, cpu: 64, memory: 512Gi}\n"
     )
     assert gen("explain", "gpu", "--workload", "gpu-reservation-demo", "--nodes", nodes, POLICIES).code == 0
 
@@ -552,7 +552,7 @@ def test_utilization_and_now_rules(gen, tmp_path: Path) -> None:
     nodes = tmp_path / "nodes.yaml"
     nodes.write_text(
         "- name: a\n  labels: {training.example.com/gpu-model: A100, training.example.com/gpu-memory-mib: '81920'}\n"
-        "  allocatable: {nvidia.com/gpu: 8}\n"
+        "  allocatable: {nvidia.com/gpu: 8, cpu: 64, memory: 512Gi}\n"
     )
     samples = tmp_path / "util.yaml"
     samples.write_text("- {node: a, utilization: -0.5, observed_at: '2026-12-02T10:00:00Z'}\n")

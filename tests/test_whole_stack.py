@@ -594,7 +594,7 @@ def test_a_gpu_cronjob_and_an_indexed_job_keep_gens_guarantees(gen, tmp_path: Pa
 
 def test_explain_gpu_reads_a_cronjobs_pod(gen, tmp_path: Path, monkeypatch) -> None:
     repo(tmp_path, {"policies/cron.yaml": GPU + "  workloadKind: CronJob\n  cronJob: {schedule: '@daily'}\n"})
-    nodes = "- name: a100-a\n  labels: {training.example.com/gpu-model: A100}\n  allocatable: {nvidia.com/gpu: 8}\n  requested: {nvidia.com/gpu: 0}\n"
+    nodes = "- name: a100-a\n  labels: {training.example.com/gpu-model: A100}\n  allocatable: {nvidia.com/gpu: 8, cpu: 64, memory: 512Gi}\n  requested: {nvidia.com/gpu: 0}\n"
     (tmp_path / "nodes.yaml").write_text(nodes)
     monkeypatch.chdir(tmp_path)
     run = gen("explain", "gpu", "policies", "--nodes", "nodes.yaml")

@@ -20,35 +20,58 @@ from generator.preview.inputs import read_input
 from generator.problems import Problem, Severity, exit_code, has_errors
 from generator.reporters import report
 
+Workload = tuple[gpu.GpuPod, Policy]
 
-def _gpu_pods(policy_dir: Path, targets: tuple[str, ...]) -> tuple[list[tuple[gpu.GpuPod, Policy]], list[Problem]]:
-    """Each GpuWorkload's Pod spec exactly as rendered (first target that renders it)."""
+
+def _gpu_pods(policy_dir: Path, targets: tuple[str, ...]) -> tuple[list[Workload], list[Problem]]:
+    """Each GpuWorkload's Pod spec exactly as each target that selects it renders it, with
+    its target's PriorityClass value; in target, then workload order."""
     renders, problems = pipeline.render_targets(policy_dir, targets)
-    found: dict[str, tuple[gpu.GpuPod, Policy]] = {}
+    found: list[Workload] = []
     for rendered in renders:
+        priorities = {
+            m.name: m.obj["value"]
+            for m in rendered.manifests
+            if m.key[:2] == ("scheduling.k8s.io", "PriorityClass") and isinstance(m.obj.get("value"), int)
+        }
+        mine: dict[str, Workload] = {}
         for manifest in rendered.manifests:
             policy = manifest.policy
-            if "gpu" not in policy.spec or manifest.kind not in POD_SPEC_PATHS or policy.name in found:
+            if "gpu" not in policy.spec or manifest.kind not in POD_SPEC_PATHS or policy.name in mine:
                 continue
             pod_spec = at_path(manifest.obj, POD_SPEC_PATHS[manifest.kind])
-            found[policy.name] = (_gpu_pod(policy, pod_spec), policy)
-    return [found[name] for name in sorted(found)], problems
+            priority = priorities.get(str((pod_spec or {}).get("priorityClassName")), 0)
+            mine[policy.name] = (_gpu_pod(policy, pod_spec, rendered.target.name, priority), policy)
+        found += [mine[name] for name in sorted(mine)]
+    return found, problems
 
 
-def _gpu_pod(policy: Policy, pod_spec: Any) -> gpu.GpuPod:
-    """The rendered Pod, with how many of it a service (replicas or the HPA's bounds) or a gang
-    (its minMember) must and may run."""
+def _gpu_pod(policy: Policy, pod_spec: Any, target: str, priority: int) -> gpu.GpuPod:
+    """The rendered Pod, with how many of it a service (replicas or the HPA's bounds), a gang
+    (its minMember) or a Job (its parallelism) must and may run."""
     spec, resource = policy.spec, policy.spec["gpu"]["resource"]
     if policy.kind == "ReplicatedService":
         scaling = spec.get("autoscaling")
         floor = scaling["minReplicas"] if scaling else spec["replicas"]
         ceiling = scaling["maxReplicas"] if scaling else floor
         spread = spec["placement"]["spreadAcrossNodes"] == "required"
-        return gpu.GpuPod(policy.name, resource, pod_spec, policy.kind, floor, max(floor, ceiling), spread)
+        return gpu.GpuPod(
+            policy.name,
+            resource,
+            pod_spec,
+            policy.kind,
+            floor,
+            max(floor, ceiling),
+            spread,
+            target=target,
+            priority=priority,
+        )
     if "gang" in spec and spec["workloadKind"] == "Job":
         members = context.pod_group(spec)["minMember"]
-        return gpu.GpuPod(policy.name, resource, pod_spec, policy.kind, members, members, gang=True)
-    return gpu.GpuPod(policy.name, resource, pod_spec, policy.kind)
+        return gpu.GpuPod(
+            policy.name, resource, pod_spec, policy.kind, members, members, gang=True, target=target, priority=priority
+        )
+    return gpu.GpuPod(policy.name, resource, pod_spec, policy.kind, target=target, priority=priority)
 
 
 def _capacity_problems(policy: Policy, fit: gpu.Capacity) -> list[Problem]:
@@ -76,13 +99,53 @@ def _capacity_problems(policy: Policy, fit: gpu.Capacity) -> list[Problem]:
 
 
 def _table(rows: list[gpu.Placement]) -> str:
-    header = ("WORKLOAD", "NODE", "FEASIBLE", "SCORE", "REASON")
+    header = ("TARGET", "WORKLOAD", "NODE", "FEASIBLE", "SCORE", "REASON")
     cells = [header] + [
-        (r.workload, r.node, "yes" if r.feasible else "no", "-" if r.score is None else str(r.score), r.reason)
+        (
+            r.target,
+            r.workload,
+            r.node,
+            "yes" if r.feasible else "no",
+            "-" if r.score is None else str(r.score),
+            r.reason,
+        )
         for r in rows
     ]
-    widths = [max(len(c[i]) for c in cells) for i in range(4)]
-    return "".join("  ".join(c[i].ljust(widths[i]) for i in range(4)) + "  " + c[4] + "\n" for c in cells)
+    widths = [max(len(c[i]) for c in cells) for i in range(5)]
+    return "".join("  ".join(c[i].ljust(widths[i]) for i in range(5)) + "  " + c[5] + "\n" for c in cells)
+
+
+def _together_problems(policy: Policy, fits_alone: bool, fit: gpu.Together, first: list[str]) -> list[Problem]:
+    """`gpu-capacity-together`: a floor that fits alone but not beside the target's other GPU
+    workloads, which kube-scheduler places first (higher priority, or before it by name)."""
+    if fit.fit_floor >= fit.floor or not fits_alone:
+        return []
+    at: tuple[str, ...] = (
+        ("gang",)
+        if "gang" in policy.spec
+        else ("autoscaling", "minReplicas")
+        if "autoscaling" in policy.spec
+        else ("replicas",)
+        if policy.kind == "ReplicatedService"
+        else ("gpu", "count")
+    )
+    before = f" after {', '.join(first)}" if first else " first"
+    return [
+        policy.problem(
+            at,
+            "gpu-capacity-together",
+            f"target {fit.target!r}: its floor of {fit.floor} fits the inventory alone, but only {fit.fit_floor} fit "
+            f"beside the target's other GPU workloads, placed{before}",
+            hint="add GPU nodes, lower a floor, or give this workload a higher PriorityClass",
+        )
+    ]
+
+
+def _together_line(fit: gpu.Together) -> str:
+    floor = f"floor {fit.fit_floor}/{fit.floor}"
+    ceiling = f"; ceiling {fit.fit_ceiling}/{fit.ceiling}" if fit.ceiling != fit.floor else ""
+    verdict = "" if fit.fit_floor == fit.floor else " — does not fit beside the others"
+    return f"{fit.target}: {fit.workload}: {floor}{ceiling}{verdict}"
 
 
 def run(
@@ -122,6 +185,7 @@ def run(
             # a bad sample spoils only its node's score, so the report still goes out
             utilization, sample_problems = gpu.read_utilization(samples, now, max_age)
     workloads, found = _gpu_pods(policy_dir, targets)
+    pools = len({pod.target for pod, _ in workloads})
     problems += [p for p in found if p.severity > Severity.INFO]  # advice belongs to `gen lint`
     if only and not has_errors(problems):
         known = {pod.name for pod, _ in workloads}
@@ -135,11 +199,18 @@ def run(
     problems += sample_problems
     rows: list[gpu.Placement] = []
     fits: list[gpu.Capacity] = []
+    alone: dict[tuple[str, str], gpu.Capacity] = {}
+    feasible: dict[str, list[tuple[gpu.GpuPod, list[str]]]] = {}
+    placeable: dict[str, set[str]] = {}
     for pod, policy in workloads:
         placements = gpu.explain(pod, nodes, utilization)
         rows += placements
+        feasible.setdefault(pod.target, []).append((pod, [p.node for p in placements if p.feasible]))
+        if any(p.feasible for p in placements):
+            placeable.setdefault(pod.target, set()).add(pod.name)
         if pod.floor:
             fits.append(gpu.capacity(pod, nodes, placements))
+            alone[(pod.target, pod.name)] = fits[-1]
             if any(p.feasible for p in placements):  # else gpu-unschedulable below says it already
                 problems += _capacity_problems(policy, fits[-1])
         if not any(p.feasible for p in placements):
@@ -147,8 +218,10 @@ def run(
                 policy.doc.problem(
                     ("metadata", "name"),
                     "gpu-unschedulable",
-                    f"no node in the inventory can hold {policy.kind} {pod.name!r}",
-                    hint="check the model/memory labels and free GPUs in the reasons",
+                    f"no node in the inventory can hold {policy.kind} {pod.name!r}"
+                    + (f" for target {pod.target!r}" if pools > 1 else ""),
+                    hint="check the model/memory labels and free GPUs in the reasons"
+                    + ("; --target picks the target this inventory belongs to" if pools > 1 else ""),
                 )
             )
         problems += {
@@ -156,13 +229,36 @@ def run(
             for p in placements
             if p.feasible and p.score is None
         }
+    policies = {(pod.target, pod.name): policy for pod, policy in workloads}
+    shared: list[gpu.Together] = []
+    for target, entries in feasible.items():
+        placed = gpu.together(entries, nodes)
+        shared += placed
+        order = [pod.name for pod, _ in sorted(entries, key=lambda e: (-e[0].priority, e[0].name))]
+        for fit in placed:
+            first = order[: order.index(fit.workload)]  # placed before it
+            capacity = alone.get((target, fit.workload))
+            fits_alone = capacity.fit_floor >= capacity.floor if capacity else fit.workload in placeable.get(target, set())
+            problems += _together_problems(policies[(target, fit.workload)], fits_alone, fit, first)
     if fmt == "json":
         # one line: Python's indenting encoder is pure Python, ten times slower over a large inventory
-        print(json.dumps({"placements": [r.as_dict() for r in rows], "capacity": [f.as_dict() for f in fits]}))
+        print(
+            json.dumps(
+                {
+                    "placements": [r.as_dict() for r in rows],
+                    "capacity": [f.as_dict() for f in fits],
+                    "together": [t.as_dict() for t in shared],
+                }
+            )
+        )
     else:
         sys.stdout.write(_table(rows))
         if fits:
             sys.stdout.write("\n" + "".join(f.summary() + "\n" for f in fits))
+        if shared:
+            sys.stdout.write(
+                "\ntogether, floors first by priority:\n" + "".join(_together_line(t) + "\n" for t in shared)
+            )
     if problems:
         report(problems, "text", sys.stderr)
     return exit_code(problems)

@@ -23,7 +23,7 @@ from generator.kube.quantity import parse_quantity
 from generator.policies import gfd
 from generator.preview.cost import SampleError, parse_timestamp
 from generator.preview.inputs import InputFile
-from generator.problems import Problem
+from generator.problems import Problem, Severity
 from generator.yamlio.load import Path_
 
 POD_LEVEL_RESOURCES = frozenset({"cpu", "memory"})
@@ -59,9 +59,11 @@ class Placement:
     feasible: bool
     score: int | None
     reason: str
+    target: str = ""
 
     def as_dict(self) -> dict[str, object]:
         return {
+            "target": self.target,
             "workload": self.workload,
             "node": self.node,
             "feasible": self.feasible,
@@ -208,6 +210,21 @@ def read_nodes(source: InputFile) -> tuple[list[Node], list[Problem]]:
         return [], [source.problem(err.path, "inventory-invalid", str(err))]
     seen: dict[str, Node] = {}
     problems = []
+    if isinstance(data, list):  # the YAML list names what it has; kubectl's nodes always have both
+        for node in nodes:
+            missing = [name for name in ("cpu", "memory") if name not in node.allocatable]
+            if missing:
+                problems.append(
+                    source.problem(
+                        (*node.path, "allocatable"),
+                        "inventory-incomplete",
+                        f"node {node.name!r} states no allocatable {' or '.join(missing)}: treated as having none, "
+                        "as kube-scheduler would, so it holds no Pod that requests them",
+                        hint="copy allocatable from `kubectl get node NAME -o yaml`",
+                        severity=Severity.WARNING,
+                    )
+                )
+                node.allocatable.update(dict.fromkeys(missing, Decimal(0)))
     for node in nodes:
         if node.name in seen:
             problems.append(
@@ -443,18 +460,36 @@ def fit_failures(node: Node, extra: Mapping[str, Decimal]) -> list[str]:
                 failures.append(f"NodeResourcesFit: too many pods: all {_show(node.allocatable[name])} taken")
             elif amount > free:
                 failures.append(
-                    f"NodeResourcesFit: insufficient {name}: needs {_show(amount)}, {_show(free)} free"
-                    f" ({_show(node.allocatable[name])} allocatable)"
+                    f"NodeResourcesFit: insufficient {name}: needs {human(name, amount)}, {human(name, free)} free"
+                    f" ({human(name, node.allocatable[name])} allocatable)"
                 )
     return failures
 
 
+_BINARY_UNITS = (("Ti", Decimal(2**40)), ("Gi", Decimal(2**30)), ("Mi", Decimal(2**20)), ("Ki", Decimal(2**10)))
+
+
+def _number(amount: Decimal) -> str:
+    """At most two decimals, none when whole: 74.35, 3, 0.5."""
+    text = f"{amount.quantize(Decimal('0.01')):f}".rstrip("0").rstrip(".")
+    return text or "0"
+
+
+def human(resource: str, amount: Decimal) -> str:
+    """A quantity as people read it: `3 CPU`, `500m CPU`, `40Gi`, `179.3Gi`, never raw bytes."""
+    if resource == "cpu":
+        if amount != amount.to_integral_value() and amount < 1:
+            return f"{_number(amount * 1000)}m CPU"
+        return f"{_number(amount)} CPU"
+    if resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
+        for suffix, unit in _BINARY_UNITS:
+            if abs(amount) >= unit:
+                return f"{_number(amount / unit)}{suffix}"
+    return _show(amount)
+
+
 def _show(amount: Decimal) -> str:
-    """A quantity as people write it: 96Gi rather than 103079215104."""
-    for suffix, unit in (("Gi", 2**30), ("Mi", 2**20)):
-        if amount >= unit and amount % unit == 0:
-            return f"{amount // unit}{suffix}"
-    return str(int(amount)) if amount == amount.to_integral_value() else str(amount)
+    return str(int(amount)) if amount == amount.to_integral_value() else _number(amount)
 
 
 def packing_score(allocatable: int, requested: int, needed: int) -> int:
@@ -530,7 +565,8 @@ def blended_score(packing: int, utilization: Decimal) -> int:
 class GpuPod:
     """A rendered GPU workload: its name, GPU resource and Pod spec; for a service or a gang,
     how many of its Pods must run (floor) and may run (ceiling), and whether no two may share a
-    node (required anti-affinity on the hostname)."""
+    node (required anti-affinity on the hostname); the target it is rendered for, and the value
+    of its PriorityClass there (what kube-scheduler places first)."""
 
     name: str
     resource: str
@@ -540,6 +576,8 @@ class GpuPod:
     ceiling: int = 0
     one_per_node: bool = False
     gang: bool = False
+    target: str = ""
+    priority: int = 0
 
 
 @dataclass(frozen=True)
@@ -554,9 +592,11 @@ class Capacity:
     fit_floor: int
     fit_ceiling: int
     gang: bool
+    target: str = ""
 
     def as_dict(self) -> dict[str, object]:
         return {
+            "target": self.target,
             "workload": self.workload,
             "kind": self.kind,
             "floor": self.floor,
@@ -569,17 +609,16 @@ class Capacity:
     def summary(self) -> str:
         """One line for people: how many fit at the floor and the ceiling, and where the floor went."""
         where = ", ".join(f"{node} ×{count}" for node, count in self.placed)
+        name = f"{self.target}: {self.workload}" if self.target else self.workload
         if self.gang:
             if self.fit_floor == self.floor:
-                return f"{self.workload}: gang of {self.floor} placed ({where})"
-            return (
-                f"{self.workload}: gang of {self.floor} cannot start: only {self.fit_floor} members fit, so none starts"
-            )
+                return f"{name}: gang of {self.floor} placed ({where})"
+            return f"{name}: gang of {self.floor} cannot start: only {self.fit_floor} members fit, so none starts"
         if self.fit_floor < self.floor:
             short = self.floor - self.fit_floor
-            line = f"{self.workload}: min {self.floor}: only {self.fit_floor} fit ({where or 'nowhere'})"
+            line = f"{name}: min {self.floor}: only {self.fit_floor} fit ({where or 'nowhere'})"
             return f"{line} — {short} replica{'s' if short > 1 else ''} would stay Pending"
-        line = f"{self.workload}: min {self.floor} placed ({where})"
+        line = f"{name}: min {self.floor} placed ({where})"
         if self.ceiling == self.floor:
             return line
         if self.fit_ceiling == self.ceiling:
@@ -591,52 +630,57 @@ class Capacity:
         )
 
 
-def place(pod: GpuPod, nodes: Iterable[Node], feasible: Iterable[str], count: int) -> list[str]:
-    """Where count Pods of pod land, one at a time: among the nodes that passed the filters for
-    one Pod, those whose free GPUs, CPU, memory, ephemeral storage and Pod slots still hold it
-    (and, with one_per_node, that hold none yet), the highest GPUPacking score, ties by node
-    name; each placement takes its resources from the node. Stops at the first Pod that fits
-    nowhere, as kube-scheduler leaves it Pending."""
-    requests = pod_requests(pod.spec)
-    wanted = {name: requests[name] for name in (pod.resource, *FIT_RESOURCES) if requests.get(name)}
-    wanted["pods"] = Decimal(1)
-    allowed = set(feasible)
-    free: dict[str, dict[str, Decimal]] = {}
-    for node in nodes:
-        if node.name in allowed:
-            free[node.name] = {
-                name: node.allocatable[name] - node.requested.get(name, Decimal(0))
-                for name in wanted
-                if name in node.allocatable or name == pod.resource
+class Pool:
+    """What the inventory's nodes have free while Pods are placed on them one at a time: each
+    placement takes its GPUs, CPU, memory, ephemeral storage and Pod slot."""
+
+    def __init__(self, nodes: Iterable[Node]) -> None:
+        self.free = {
+            node.name: {
+                name: amount - node.requested.get(name, Decimal(0)) for name, amount in node.allocatable.items()
             }
-            free[node.name].setdefault(pod.resource, Decimal(0))
-    gpus = wanted.get(pod.resource, Decimal(0))
-    placed: list[str] = []
-    candidates = sorted(free)
-    for _ in range(count):
-        best: tuple[int, str] | None = None
-        for name in candidates:
-            left = free[name]
-            if pod.one_per_node and name in placed:
-                continue
-            if any(amount > left[res] for res, amount in wanted.items() if res in left):
-                continue
-            score = packing_score(int(left[pod.resource]), 0, int(gpus))
-            if best is None or score > best[0]:
-                best = (score, name)
-        if best is None:
-            break
-        placed.append(best[1])
-        for res, amount in wanted.items():
-            if res in free[best[1]]:
-                free[best[1]][res] -= amount
-    return placed
+            for node in nodes
+        }
+
+    def place(self, pod: GpuPod, feasible: Iterable[str], count: int, beside: list[str] | None = None) -> list[str]:
+        """Where count more Pods of pod land: among the nodes that passed the filters for one
+        Pod, those whose free resources still hold it (with one_per_node, that hold none of it
+        yet, `beside` naming where it already runs), the highest GPUPacking score, ties by node
+        name. Stops at the first Pod that fits nowhere, as kube-scheduler leaves it Pending."""
+        requests = pod_requests(pod.spec)
+        wanted = {name: requests[name] for name in (pod.resource, *FIT_RESOURCES) if requests.get(name)}
+        wanted["pods"] = Decimal(1)
+        gpus = wanted.get(pod.resource, Decimal(0))
+        taken = list(beside or [])
+        placed: list[str] = []
+        candidates = sorted(name for name in set(feasible) if name in self.free)
+        for _ in range(count):
+            best: tuple[int, str] | None = None
+            for name in candidates:
+                left = self.free[name]
+                if pod.one_per_node and name in taken:
+                    continue
+                if gpus > left.get(pod.resource, Decimal(0)) or any(
+                    amount > left[res] for res, amount in wanted.items() if res in left
+                ):
+                    continue
+                score = packing_score(int(left.get(pod.resource, Decimal(0))), 0, int(gpus))
+                if best is None or score > best[0]:
+                    best = (score, name)
+            if best is None:
+                break
+            placed.append(best[1])
+            taken.append(best[1])
+            for res, amount in wanted.items():
+                if res in self.free[best[1]]:
+                    self.free[best[1]][res] -= amount
+        return placed
 
 
 def capacity(pod: GpuPod, nodes: list[Node], rows: list[Placement]) -> Capacity:
-    """The floor's and the ceiling's placement of a service or gang."""
+    """The floor's and the ceiling's placement of a service or gang, alone on the inventory."""
     feasible = [row.node for row in rows if row.feasible]
-    placed = place(pod, nodes, feasible, max(pod.floor, pod.ceiling))
+    placed = Pool(nodes).place(pod, feasible, max(pod.floor, pod.ceiling))
     floor = placed[: pod.floor]
     counts: dict[str, int] = {}
     for node in floor:
@@ -650,7 +694,66 @@ def capacity(pod: GpuPod, nodes: list[Node], rows: list[Placement]) -> Capacity:
         len(floor),
         min(len(placed), pod.ceiling),
         pod.gang,
+        pod.target,
     )
+
+
+@dataclass(frozen=True)
+class Together:
+    """How many of a workload's Pods fit beside its target's other GPU workloads."""
+
+    target: str
+    workload: str
+    floor: int
+    fit_floor: int
+    ceiling: int
+    fit_ceiling: int
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "target": self.target,
+            "workload": self.workload,
+            "floor": self.floor,
+            "fit_floor": self.fit_floor,
+            "ceiling": self.ceiling,
+            "fit_ceiling": self.fit_ceiling,
+        }
+
+
+def together(entries: list[tuple[GpuPod, list[str]]], nodes: list[Node]) -> list[Together]:
+    """One target's GPU workloads (each with the nodes that passed its filters) on one shared
+    copy of the inventory: every floor first, in order of PriorityClass value (highest first)
+    then name, as kube-scheduler places higher priorities first; then the ceilings' extra Pods
+    in the same order. A gang is all or nothing."""
+    pool = Pool(nodes)
+    order = sorted(entries, key=lambda entry: (-entry[0].priority, entry[0].name))
+    placed: dict[str, list[str]] = {}
+    for pod, feasible in order:
+        floor = max(pod.floor, 1)
+        got = pool.place(pod, feasible, floor)
+        if pod.gang and len(got) < floor:  # a gang that cannot start holds nothing
+            for name in got:
+                _release(pool, pod, name)
+            got = []
+        placed[pod.name] = got
+    for pod, feasible in order:
+        extra = max(pod.ceiling, pod.floor, 1) - max(pod.floor, 1)
+        if extra > 0 and len(placed[pod.name]) == max(pod.floor, 1):
+            placed[pod.name] += pool.place(pod, feasible, extra, placed[pod.name])
+    results = []
+    for pod, _ in entries:
+        floor, ceiling = max(pod.floor, 1), max(pod.ceiling, pod.floor, 1)
+        count = len(placed[pod.name])
+        results.append(Together(pod.target, pod.name, floor, min(count, floor), ceiling, count))
+    return results
+
+
+def _release(pool: Pool, pod: GpuPod, node: str) -> None:
+    requests = pod_requests(pod.spec)
+    for res in (pod.resource, *FIT_RESOURCES, "pods"):
+        amount = Decimal(1) if res == "pods" else requests.get(res)
+        if amount and res in pool.free[node]:
+            pool.free[node][res] += amount
 
 
 def explain(
@@ -670,7 +773,7 @@ def explain(
             allocatable = _whole(node.allocatable.get(pod.resource, Decimal(0)), f"allocatable {pod.resource}")
             requested = _whole(node.requested.get(pod.resource, Decimal(0)), f"requested {pod.resource}")
         except ValueError as err:
-            rows.append(Placement(pod.name, node.name, False, None, str(err)))
+            rows.append(Placement(pod.name, node.name, False, None, str(err), pod.target))
             continue
         free = allocatable - requested
         if needed > free:
@@ -679,7 +782,7 @@ def explain(
                 f"({allocatable} allocatable, {requested} requested)"
             )
         if reasons:
-            rows.append(Placement(pod.name, node.name, False, None, "; ".join(reasons)))
+            rows.append(Placement(pod.name, node.name, False, None, "; ".join(reasons), pod.target))
             continue
         score = packing_score(allocatable, requested, needed)
         remaining = free - needed
@@ -688,9 +791,9 @@ def explain(
         if utilization is not None:
             sample = utilization.get(node.name, "no utilization sample for this node")
             if isinstance(sample, str):
-                rows.append(Placement(pod.name, node.name, True, None, f"{reason}; {sample}"))
+                rows.append(Placement(pod.name, node.name, True, None, f"{reason}; {sample}", pod.target))
                 continue
             score = blended_score(score, sample.value)
             reason += f"; utilization {sample.value} -> blended score {score}"
-        rows.append(Placement(pod.name, node.name, True, score, reason))
+        rows.append(Placement(pod.name, node.name, True, score, reason, pod.target))
     return rows

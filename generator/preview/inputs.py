@@ -47,9 +47,11 @@ class InputFile:
             self._source = docs[0].source if docs else SourceMap()
         return self._source
 
-    def problem(self, path: Path_, rule: str, message: str, hint: str = "") -> Problem:
+    def problem(
+        self, path: Path_, rule: str, message: str, hint: str = "", severity: Severity = Severity.ERROR
+    ) -> Problem:
         pos = self._positions().locate(path)
-        return Problem(self.name, pos.line, pos.column, rule, Severity.ERROR, message, hint, json_path(path))
+        return Problem(self.name, pos.line, pos.column, rule, severity, message, hint, json_path(path))
 
 
 def read_input(path: Path) -> tuple[InputFile | None, list[Problem]]:
