@@ -129,7 +129,8 @@ def _together_problems(policy: Policy, fits_alone: bool, fit: gpu.Together, firs
         if policy.kind == "ReplicatedService"
         else ("gpu", "count")
     )
-    before = f" after {', '.join(first)}" if first else " first"
+    named = ", ".join(first[:3]) + (f" and {len(first) - 3} more" if len(first) > 3 else "")
+    before = f" after {named}" if first else " first"
     return [
         policy.problem(
             at,
@@ -238,7 +239,9 @@ def run(
         for fit in placed:
             first = order[: order.index(fit.workload)]  # placed before it
             capacity = alone.get((target, fit.workload))
-            fits_alone = capacity.fit_floor >= capacity.floor if capacity else fit.workload in placeable.get(target, set())
+            fits_alone = (
+                capacity.fit_floor >= capacity.floor if capacity else fit.workload in placeable.get(target, set())
+            )
             problems += _together_problems(policies[(target, fit.workload)], fits_alone, fit, first)
     if fmt == "json":
         # one line: Python's indenting encoder is pure Python, ten times slower over a large inventory

@@ -632,15 +632,21 @@ class Capacity:
 
 class Pool:
     """What the inventory's nodes have free while Pods are placed on them one at a time: each
-    placement takes its GPUs, CPU, memory, ephemeral storage and Pod slot."""
+    placement takes its GPUs, CPU, memory, ephemeral storage and Pod slot. A node's free
+    resources are worked out when a placement first looks at it."""
 
     def __init__(self, nodes: Iterable[Node]) -> None:
-        self.free = {
-            node.name: {
-                name: amount - node.requested.get(name, Decimal(0)) for name, amount in node.allocatable.items()
+        self._nodes = {node.name: node for node in nodes}
+        self.free: dict[str, dict[str, Decimal]] = {}
+
+    def left(self, name: str) -> dict[str, Decimal]:
+        found = self.free.get(name)
+        if found is None:
+            node = self._nodes[name]
+            found = self.free[name] = {
+                res: amount - node.requested.get(res, Decimal(0)) for res, amount in node.allocatable.items()
             }
-            for node in nodes
-        }
+        return found
 
     def place(self, pod: GpuPod, feasible: Iterable[str], count: int, beside: list[str] | None = None) -> list[str]:
         """Where count more Pods of pod land: among the nodes that passed the filters for one
@@ -651,29 +657,33 @@ class Pool:
         wanted = {name: requests[name] for name in (pod.resource, *FIT_RESOURCES) if requests.get(name)}
         wanted["pods"] = Decimal(1)
         gpus = wanted.get(pod.resource, Decimal(0))
-        taken = list(beside or [])
+        taken = set(beside or ())
         placed: list[str] = []
-        candidates = sorted(name for name in set(feasible) if name in self.free)
+        candidates = sorted(name for name in set(feasible) if name in self._nodes)
         for _ in range(count):
             best: tuple[int, str] | None = None
+            fitting = []  # free resources only shrink while one pod is placed: the rest is out for good
             for name in candidates:
-                left = self.free[name]
-                if pod.one_per_node and name in taken:
-                    continue
+                left = self.left(name)
                 if gpus > left.get(pod.resource, Decimal(0)) or any(
                     amount > left[res] for res, amount in wanted.items() if res in left
                 ):
                     continue
+                fitting.append(name)
+                if pod.one_per_node and name in taken:
+                    continue
                 score = packing_score(int(left.get(pod.resource, Decimal(0))), 0, int(gpus))
                 if best is None or score > best[0]:
                     best = (score, name)
+            candidates = fitting
             if best is None:
                 break
             placed.append(best[1])
-            taken.append(best[1])
+            taken.add(best[1])
+            left = self.left(best[1])
             for res, amount in wanted.items():
-                if res in self.free[best[1]]:
-                    self.free[best[1]][res] -= amount
+                if res in left:
+                    left[res] -= amount
         return placed
 
 
@@ -750,10 +760,11 @@ def together(entries: list[tuple[GpuPod, list[str]]], nodes: list[Node]) -> list
 
 def _release(pool: Pool, pod: GpuPod, node: str) -> None:
     requests = pod_requests(pod.spec)
+    left = pool.left(node)
     for res in (pod.resource, *FIT_RESOURCES, "pods"):
         amount = Decimal(1) if res == "pods" else requests.get(res)
-        if amount and res in pool.free[node]:
-            pool.free[node][res] += amount
+        if amount and res in left:
+            left[res] += amount
 
 
 def explain(
