@@ -242,13 +242,18 @@ def explain_scale_down_cmd(
         Path | None, typer.Argument(help="Policy directory, for --to from the ReplicatedService's autoscaling.")
     ] = None,
     fmt: Annotated[ExplainFormat, typer.Option("--format", help="Output format.")] = ExplainFormat.text,
+    target: Annotated[
+        list[str] | None, typer.Option("--target", help="Take --to from this target's policy (repeatable).")
+    ] = None,
 ) -> None:
     """Preview which Pods the ReplicaSet controller deletes when a Deployment scales down."""
     from generator.commands import scaledown
 
     if policy_dir is None and to is None and Path("policies").is_dir():
         policy_dir = Path("policies")
-    raise typer.Exit(scaledown.run(pods, replicasets, deployment, namespace, to, now, policy_dir, fmt.value))
+    raise typer.Exit(
+        scaledown.run(pods, replicasets, deployment, namespace, to, now, policy_dir, fmt.value, tuple(target or ()))
+    )
 
 
 @app.command("cost")

@@ -86,7 +86,10 @@ def test_every_target_side_by_side_unless_target_picks(gen, tmp_path: Path, monk
     (tmp_path / "staging-nodes.yaml").write_text(STAGING_NODES)
     monkeypatch.chdir(tmp_path)
     both = gen("explain", "gpu", "--nodes", "staging-nodes.yaml", "policies")
-    assert both.code == 1 and [line.split()[0] for line in both.out.splitlines()[1:3]] == ["prod", "staging"]  # targets by name
+    assert both.code == 1 and [line.split()[0] for line in both.out.splitlines()[1:3]] == [
+        "prod",
+        "staging",
+    ]  # targets by name
     assert "for target 'prod'" in both.err and "--target picks" in both.err
     staging = gen(
         "explain", "gpu", "--nodes", "staging-nodes.yaml", "policies", "--target", "staging", "--format", "json"

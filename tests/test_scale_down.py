@@ -350,3 +350,41 @@ def test_an_unknown_deployment_is_answered_with_the_ones_found(gen, tmp_path: Pa
     pods.write_text(json.dumps(pod_list(pod("a", rs="api-1234"), pod("b", rs="web-77f9"))))
     run = gen("explain", "scale-down", "--pods", pods, "--deployment", "webapi", "--to", "1")
     assert run.code == 1 and "Deployments found: shop/api, shop/web" in run.err, run.err
+
+
+def test_every_target_gives_its_own_hpa_floor_unless_target_picks(gen, tmp_path: Path) -> None:
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    (policies / "web.yaml").write_text(
+        "apiVersion: gen/v1alpha1\nkind: ReplicatedService\nmetadata: {name: web}\nspec:\n"
+        "  namespace: shop\n  image: registry.example.com/web:v1\n"
+        "  resources: {requests: {cpu: 100m, memory: 64Mi}, limits: {memory: 64Mi}}\n"
+        "  autoscaling: {minReplicas: 2, maxReplicas: 5, cpuUtilization: 70}\n---\n"
+        "apiVersion: gen/v1alpha1\nkind: Target\nmetadata: {name: prod}\nspec: {kubernetesVersion: '1.35'}\n---\n"
+        "apiVersion: gen/v1alpha1\nkind: Target\nmetadata: {name: staging}\nspec:\n  overrides:\n"
+        "  - {kind: ReplicatedService, name: web, spec: {autoscaling: {minReplicas: 1}}}\n"
+    )
+    pods = _write(tmp_path, pod_list(pod("a", cost="-1"), pod("b", "node-2"), pod("c", "node-3")))
+    both = gen(
+        "explain", "scale-down", "--pods", pods, "--deployment", "web", "--now", NOW, policies, "--format", "json"
+    )
+    assert both.code == 0, both.err
+    assert [(r["target"], r["to"]) for r in json.loads(both.out)] == [("prod", 2), ("staging", 1)]
+    text = gen("explain", "scale-down", "--pods", pods, "--deployment", "web", "--now", NOW, policies)
+    assert "target prod: Deployment shop/web" in text.out and "target staging: Deployment shop/web" in text.out
+    one = gen(
+        "explain",
+        "scale-down",
+        "--pods",
+        pods,
+        "--deployment",
+        "web",
+        "--now",
+        NOW,
+        policies,
+        "--target",
+        "staging",
+        "--format",
+        "json",
+    )
+    assert (json.loads(one.out)["target"], json.loads(one.out)["to"]) == ("staging", 1)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from generator.errors import GeneratorError
+from generator.policies.targets import resolve_targets
 from generator.policies.validate import load_policies
 from generator.preview import scaledown
 from generator.preview.cost import SampleError, current_time
@@ -20,21 +22,29 @@ def _fail(problems: list[Problem]) -> int:
     return 1
 
 
-def _hpa_floor(policy_dir: Path, deployment: str, namespace: str | None) -> tuple[int, str, list[Problem]]:
-    """The minReplicas of the ReplicatedService that renders this Deployment, and its namespace."""
+def _hpa_floors(
+    policy_dir: Path, deployment: str, namespace: str | None, only: tuple[str, ...]
+) -> tuple[list[tuple[str, int, str]], list[Problem]]:
+    """(target, minReplicas, namespace) of the ReplicatedService that renders this Deployment, in
+    every target that selects it (its overrides applied), or in those `only` names."""
     policies, problems = load_policies([policy_dir])
     if has_errors(problems):
-        return 0, "", problems
-    for policy in policies:
-        spec = policy.spec
-        if policy.kind != "ReplicatedService" or policy.name != deployment:
-            continue
-        if namespace is not None and spec["namespace"] != namespace:
-            continue
-        if not spec.get("autoscaling"):
-            raise GeneratorError(f"ReplicatedService {deployment!r} has no autoscaling: give --to")
-        return int(spec["autoscaling"]["minReplicas"]), str(spec["namespace"]), []
-    raise GeneratorError(f"no ReplicatedService {deployment!r} in {policy_dir}: give --to")
+        return [], problems
+    targets, _ = resolve_targets(policies, only)
+    found = []
+    for target in targets:
+        for policy in target.of_kind("ReplicatedService"):
+            spec = policy.spec
+            if policy.name != deployment or (namespace is not None and spec["namespace"] != namespace):
+                continue
+            if not spec.get("autoscaling"):
+                raise GeneratorError(
+                    f"ReplicatedService {deployment!r} has no autoscaling in target {target.name!r}: give --to"
+                )
+            found.append((target.name, int(spec["autoscaling"]["minReplicas"]), str(spec["namespace"])))
+    if not found:
+        raise GeneratorError(f"no ReplicatedService {deployment!r} in {policy_dir}: give --to")
+    return found, []
 
 
 def _table(result: scaledown.ScaleDown) -> str:
@@ -64,18 +74,37 @@ def run(
     now_text: str | None,
     policy_dir: Path | None,
     fmt: str,
+    targets: tuple[str, ...] = (),
 ) -> int:
     if to is not None and to < 0:
         raise GeneratorError(f"--to must be zero or more, not {to}")
-    notes: list[str] = []
-    if to is None:
-        if policy_dir is None:
-            raise GeneratorError("give --to, or a policy directory whose ReplicatedService has autoscaling")
-        to, policy_namespace, problems = _hpa_floor(policy_dir, deployment, namespace)
-        if has_errors(problems):
-            return _fail(problems)
-        namespace = namespace or policy_namespace
-        notes.append(f"--to defaults to the HPA's minReplicas ({to}) from the ReplicatedService policy")
+    if to is not None:
+        return _preview(pods_path, replicasets_path, deployment, namespace, [("", to, [])], now_text, fmt)
+    if policy_dir is None:
+        raise GeneratorError("give --to, or a policy directory whose ReplicatedService has autoscaling")
+    floors, problems = _hpa_floors(policy_dir, deployment, namespace, targets)
+    if has_errors(problems):
+        return _fail(problems)
+    namespaces = {ns for _, _, ns in floors}
+    if namespace is None and len(namespaces) == 1:
+        namespace = next(iter(namespaces))
+    asked = [
+        (target, floor, [f"--to defaults to the HPA's minReplicas ({floor}) from the ReplicatedService policy"])
+        for target, floor, _ in floors
+    ]
+    return _preview(pods_path, replicasets_path, deployment, namespace, asked, now_text, fmt)
+
+
+def _preview(
+    pods_path: Path,
+    replicasets_path: Path | None,
+    deployment: str,
+    namespace: str | None,
+    asked: list[tuple[str, int, list[str]]],
+    now_text: str | None,
+    fmt: str,
+) -> int:
+    """The scale-down of one Deployment to each asked size (one per target that gave it)."""
     try:
         now = scaledown.nanoseconds(current_time(now_text))
     except SampleError as err:
@@ -100,13 +129,22 @@ def run(
             problems += found
     if has_errors(problems):
         return _fail(problems)
-    try:
-        result = scaledown.preview(pods, deployment, namespace, replicasets, to, now)
-    except scaledown.PredictionRefused as err:
-        return _fail([Problem(str(source.name), 0, 0, "scale-down-refused", Severity.ERROR, str(err))])
-    result.notes[:0] = notes
-    if fmt == "json":
-        print(json.dumps(result.as_dict(), indent=2))
+    results = []
+    for target, to, notes in asked:
+        try:
+            result = scaledown.preview(pods, deployment, namespace, replicasets, to, now)
+        except scaledown.PredictionRefused as err:
+            return _fail([Problem(str(source.name), 0, 0, "scale-down-refused", Severity.ERROR, str(err))])
+        result.notes[:0] = notes
+        results.append(replace(result, target=target))
+    if fmt == "json":  # one object; one per target when several targets were judged
+        shown = [r.as_dict() for r in results]
+        print(json.dumps(shown[0] if len(shown) == 1 else shown, indent=2))
     else:
-        sys.stdout.write(_table(result) + "".join(f"Note: {n}\n" for n in result.notes))
+        sys.stdout.write(
+            "\n".join(
+                (f"target {r.target}: " if r.target else "") + _table(r) + "".join(f"Note: {n}\n" for n in r.notes)
+                for r in results
+            )
+        )
     return 0

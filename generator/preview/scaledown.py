@@ -74,9 +74,11 @@ class ScaleDown:
     to: int
     verdicts: list[Verdict]
     notes: list[str]
+    target: str = ""  # the target whose policy gave --to, when one did
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "target": self.target or None,
             "deployment": self.deployment,
             "namespace": self.namespace,
             "from": self.from_count,
