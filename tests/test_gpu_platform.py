@@ -113,3 +113,88 @@ def test_an_inventory_node_without_cpu_or_memory_is_said_and_has_none(gen, tmp_p
     nodes.write_text(STAGING_NODES.replace("cpu: 3", "cpu: 8").replace("32Gi", "64Gi"))
     ok = gen("explain", "gpu", "--nodes", nodes, tmp_path / "policies", "--target", "staging")
     assert ok.code == 0 and "inventory-incomplete" not in ok.err
+
+
+SERVICE = """\
+apiVersion: gen/v1alpha1
+kind: ReplicatedService
+metadata: {name: vllm}
+spec:
+  namespace: ml
+  image: ghcr.io/example/vllm:0.9.1
+  podLabels: {cost-center: ml-serving}
+  deletionCost: {initial: 0, tier: default}
+"""
+TARGET = """\
+apiVersion: gen/v1alpha1
+kind: Target
+metadata: {name: prod}
+spec:
+  podLabels: {team: ml, cost-center: shared}
+"""
+
+
+def _render(gen, tmp_path: Path, *docs: str):
+    (tmp_path / "policies").mkdir(exist_ok=True)
+    (tmp_path / "policies" / "all.yaml").write_text("---\n".join(docs))
+    return gen("render", tmp_path / "policies", "--out", tmp_path / "out")
+
+
+def _yaml(path: Path) -> dict:
+    import yaml
+
+    return yaml.safe_load(path.read_text())
+
+
+def test_pod_labels_go_on_pod_templates_only(gen, tmp_path: Path) -> None:
+    assert _render(gen, tmp_path, TARGET, SERVICE).code == 0
+    deployment = _yaml(tmp_path / "out/prod/ml/deployment-vllm.yaml")
+    assert deployment["spec"]["template"]["metadata"]["labels"] == {
+        "app": "vllm",
+        "cost-center": "ml-serving",
+        "team": "ml",
+    }
+    assert deployment["spec"]["selector"] == {"matchLabels": {"app": "vllm"}}  # never in the selector
+    assert "team" not in deployment["metadata"]["labels"]
+
+
+def test_gen_pod_labels_are_reserved(gen, tmp_path: Path) -> None:
+    run = _render(
+        gen,
+        tmp_path,
+        TARGET.replace("team: ml", "app: other"),
+        SERVICE.replace("cost-center: ml-serving", "scheduling.x-k8s.io/pod-group: g"),
+    )
+    assert run.code == 1 and run.err.count(" pod-label-reserved ") == 2
+
+
+def test_a_namespace_of_its_own_pod_security_level(gen, tmp_path: Path) -> None:
+    root_agent = SERVICE.replace("  podLabels: {cost-center: ml-serving}\n", "  securityContext: {runAsUser: 0}\n")
+    refused = _render(gen, tmp_path, TARGET, root_agent)
+    assert refused.code == 1 and " pod-security " in refused.err
+    level = TARGET + "  namespaces:\n    ml: {podSecurity: baseline}\n"
+    assert _render(gen, tmp_path, level, root_agent).code == 0
+    labels = _yaml(tmp_path / "out/prod/_cluster/namespace-ml.yaml")["metadata"]["labels"]
+    assert labels["pod-security.kubernetes.io/enforce"] == "baseline"
+
+
+def test_restricted_defaults_leave_tmp_and_home_writable(gen, tmp_path: Path) -> None:
+    assert _render(gen, tmp_path, TARGET, SERVICE).code == 0
+    pod = _yaml(tmp_path / "out/prod/ml/deployment-vllm.yaml")["spec"]["template"]["spec"]
+    (main,) = pod["containers"]
+    assert main["securityContext"]["readOnlyRootFilesystem"] is True
+    assert {"name": "gen-tmp", "mountPath": "/tmp"} in main["volumeMounts"]
+    assert {"name": "HOME", "value": "/home/nonroot"} in main["env"]
+    assert {"name": "gen-tmp", "emptyDir": {}} in pod["volumes"] and {"name": "gen-home", "emptyDir": {}} in pod[
+        "volumes"
+    ]
+    own = (
+        SERVICE
+        + "  env: [{name: HOME, value: /data}]\n  volumeMounts: [{name: scratch, mountPath: /tmp}]\n  pod: {volumes: [{name: scratch, emptyDir: {medium: Memory}}]}\n"
+    )
+    assert _render(gen, tmp_path, TARGET, own).code == 0
+    pod = _yaml(tmp_path / "out/prod/ml/deployment-vllm.yaml")["spec"]["template"]["spec"]
+    assert [v["name"] for v in pod["volumes"]] == ["scratch"]  # the policy's own /tmp and HOME win
+    writable = SERVICE + "  securityContext: {readOnlyRootFilesystem: false}\n"
+    assert _render(gen, tmp_path, TARGET, writable).code == 0
+    assert "volumes" not in _yaml(tmp_path / "out/prod/ml/deployment-vllm.yaml")["spec"]["template"]["spec"]

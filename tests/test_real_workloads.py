@@ -43,7 +43,7 @@ def test_the_service_keeps_gens_guarantees_under_the_policys_fields(rendered: Pa
         assert container["securityContext"]["allowPrivilegeEscalation"] is False
         assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
     main = pod["containers"][0]
-    assert [v["name"] for v in main["env"]] == ["DATABASE_URL", "LOG_FORMAT"]
+    assert [v["name"] for v in main["env"]] == ["DATABASE_URL", "LOG_FORMAT", "HOME"]  # HOME: a writable emptyDir
     assert main["startupProbe"]["failureThreshold"] == 30
     assert pod["securityContext"]["runAsNonRoot"] is True and pod["tolerations"][0]["key"] == "dedicated"
     service = _load(rendered / "shop" / "service-storefront.yaml")

@@ -170,7 +170,7 @@ def test_replicated_services(rendered: Path) -> None:
     assert template["metadata"]["annotations"] == {"controller.kubernetes.io/pod-deletion-cost": "0"}
     container = template["spec"]["containers"][0]
     assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
-    assert [e["name"] for e in container["env"]] == ["POD_NAME", "POD_NAMESPACE", "POD_UID"]
+    assert [e["name"] for e in container["env"]] == ["POD_NAME", "POD_NAMESPACE", "POD_UID", "HOME"]
     hpa = load(rendered / "lab/deletion-cost-lab/horizontalpodautoscaler-cache-app.yaml")
     assert hpa["spec"]["minReplicas"] == 3 and hpa["spec"]["maxReplicas"] == 10
     assert hpa["spec"]["metrics"][0]["resource"]["target"] == {"type": "Utilization", "averageUtilization": 70}

@@ -43,7 +43,14 @@ def scheduler_profiles(policy: Policy) -> list[dict[str, Any]]:
 
 
 def pod_labels(policy: Policy) -> dict[str, str]:
+    """The labels gen selects a workload's Pods by."""
     return {"app": policy.name}
+
+
+def template_labels(policy: Policy, target: Target) -> dict[str, str]:
+    """A workload's Pod template labels: the target's podLabels, the policy's, then gen's own
+    (never in a selector: they may change without orphaning a ReplicaSet)."""
+    return {**target.pod_labels, **policy.spec.get("podLabels", {}), **pod_labels(policy)}
 
 
 def scheduler_values(policy: Policy) -> dict[str, Any]:
@@ -92,6 +99,7 @@ def _replicated(policy: Policy, target: Target) -> dict[str, Any]:
     )
     return {
         **_autoscaling(spec.get("autoscaling")),
+        "template_labels": template_labels(policy, target),
         "service_ports": service_ports(spec),
         "explicit_replicas": "replicas" in (policy.doc.data.get("spec") or {}),
         "podspec": podspec.pod_spec(_service_pod(policy, target, colocate), spec.get("pod", {}), [container]),
@@ -252,11 +260,12 @@ def _gpu(policy: Policy, target: Target) -> dict[str, Any]:
     if "service" in spec:
         derived["subdomain"] = policy.name  # <hostname>.<headless service>: each rank has a name
     pod = podspec.pod_spec(derived, spec.get("pod", {}), [container])
+    labels = template_labels(policy, target)
     if spec["workloadKind"] == "Pod":
-        return {"podspec": pod}
-    template: dict[str, Any] = {"metadata": {"labels": pod_labels(policy)}, "spec": pod}
+        return {"podspec": pod, "template_labels": labels}
+    template: dict[str, Any] = {"metadata": {"labels": labels}, "spec": pod}
     if "gang" in spec:
-        template["metadata"]["labels"] = {**pod_labels(policy), POD_GROUP_LABEL: policy.name}
+        template["metadata"]["labels"] = {**labels, POD_GROUP_LABEL: policy.name}
     if spec["podAnnotations"]:
         template["metadata"]["annotations"] = spec["podAnnotations"]
     job = job_spec(spec, template)

@@ -106,6 +106,7 @@ def pod_spec(derived: dict[str, Any], pod: dict[str, Any], containers: list[dict
         else:
             out[key] = value
     out["containers"] = containers
+    _writable_paths(out)
     asked = pod.get("securityContext") or {}
     ctx = out.get("securityContext")
     if isinstance(ctx, dict) and "runAsNonRoot" not in asked and any(_as_root(c) for c in _all_containers(out)):
@@ -113,6 +114,43 @@ def pod_spec(derived: dict[str, Any], pod: dict[str, Any], containers: list[dict
         # kubelet would refuse to start it: the default yields to what the policy asked
         out["securityContext"] = {k: v for k, v in ctx.items() if k != "runAsNonRoot"}
     return out
+
+
+# Where gen makes a root filesystem read-only, programs still need to write: temporary files,
+# and caches under $HOME (model weights under ~/.cache). 65532 is distroless' nonroot user.
+TMP_VOLUME = {"name": "gen-tmp", "emptyDir": {}}
+HOME_VOLUME = {"name": "gen-home", "emptyDir": {}}
+HOME_PATH = "/home/nonroot"
+
+
+def _writable_paths(pod: dict[str, Any]) -> None:
+    """/tmp and $HOME as emptyDirs in every container gen gives a read-only root filesystem,
+    unless the policy mounts those paths or sets HOME itself."""
+    wanted: list[dict[str, Any]] = []
+    for container in _all_containers(pod):
+        if (container.get("securityContext") or {}).get("readOnlyRootFilesystem") is not True:
+            continue
+        mounts = list(container.get("volumeMounts") or [])
+        env = list(container.get("env") or [])
+        paths = {m.get("mountPath") for m in mounts if isinstance(m, dict)}
+        if "/tmp" not in paths:
+            mounts.append({"name": TMP_VOLUME["name"], "mountPath": "/tmp"})
+            wanted.append(TMP_VOLUME)
+        if HOME_PATH not in paths and not any(isinstance(e, dict) and e.get("name") == "HOME" for e in env):
+            mounts.append({"name": HOME_VOLUME["name"], "mountPath": HOME_PATH})
+            env.append({"name": "HOME", "value": HOME_PATH})
+            wanted.append(HOME_VOLUME)
+        container["volumeMounts"] = mounts
+        if env:
+            container["env"] = env
+    volumes = list(pod.get("volumes") or [])
+    names = {v.get("name") for v in volumes if isinstance(v, dict)}
+    for volume in wanted:
+        if volume["name"] not in names:
+            volumes.append(dict(volume))
+            names.add(volume["name"])
+    if volumes:
+        pod["volumes"] = volumes
 
 
 def _all_containers(pod: dict[str, Any]) -> list[dict[str, Any]]:

@@ -29,6 +29,8 @@ class Target:
     gitops: dict[str, Any]
     gpu_labels: str | dict[str, str] | None
     policy: Policy
+    pod_labels: dict[str, str] = field(default_factory=dict)  # on every workload's Pod template
+    pod_security: dict[str, str] = field(default_factory=dict)  # namespace -> level it enforces
     policies: list[Policy] = field(default_factory=list)
     _by_kind: tuple[int, dict[str, list[Policy]]] = field(default=(-1, {}), repr=False, compare=False)
 
@@ -73,6 +75,8 @@ def resolve_targets(policies: list[Policy], only: tuple[str, ...] = ()) -> tuple
             gitops=spec.get("gitops", {}),
             gpu_labels=spec.get("gpuLabels"),
             policy=tp,
+            pod_labels=spec.get("podLabels", {}),
+            pod_security={ns: str(v.get("podSecurity", "restricted")) for ns, v in spec.get("namespaces", {}).items()},
         )
         target.policies = [p for p in others if _selects(target, p)]
         problems.extend(_apply_overrides(target, others))

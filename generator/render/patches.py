@@ -94,7 +94,8 @@ def apply(policy: Policy, rendered: list[Rendered]) -> list[Problem]:
                         at,
                         "patch-guarded",
                         f"{op['op']} {op['path']} would change {what}, which gen guarantees",
-                        hint="set it through the policy's own fields, which keep the guarantee",
+                        hint="set it through the policy's own fields, which keep the guarantee"
+                        + ("; Pod template labels: podLabels" if "labels" in _pointer(hit) else ""),
                     )
                 )
                 continue

@@ -443,7 +443,8 @@ def render_target(target: Target) -> tuple[TargetRender, list[Problem]]:
             problems.append(err.problem)
     try:
         for namespace, sources in ctx.namespaces(target).items():
-            for obj in _objects("target/namespace.yaml.j2", {"namespace": namespace}):
+            level = target.pod_security.get(namespace, "restricted")
+            for obj in _objects("target/namespace.yaml.j2", {"namespace": namespace, "level": level}):
                 out.manifests.append(Manifest(_finish(obj, target), sources[0], "target/namespace.yaml.j2", sources))
     except RenderError as err:
         problems.append(err.problem)
