@@ -268,13 +268,25 @@ def cost_cmd(
     ] = None,
     pod_uid: Annotated[str | None, typer.Option("--pod-uid", help="Refuse a sample of any other Pod.")] = None,
     target: Annotated[list[str] | None, typer.Option("--target", help="Use this target's policy.")] = None,
+    apply: Annotated[
+        bool,
+        typer.Option("--apply", help="Send the patch to the cluster (needs --pod; pip install 'gitops-gen[cost]')."),
+    ] = False,
+    pod: Annotated[str | None, typer.Option("--pod", help="NAMESPACE/NAME of the Pod --apply patches.")] = None,
+    kubeconfig: Annotated[
+        Path | None, typer.Option("--kubeconfig", help="For --apply: a kubeconfig (default: the in-cluster account).")
+    ] = None,
 ) -> None:
-    """Print the JSON Patch that sets a Pod's deletion cost from a fresh metrics sample."""
+    """Print the JSON Patch that sets a Pod's deletion cost from a fresh metrics sample, or send it (--apply)."""
     from generator.commands import cost
 
+    if apply and pod is None:
+        raise typer.BadParameter("--apply needs --pod NAMESPACE/NAME")
     if policy_dir is None and Path("policies").is_dir():
         policy_dir = Path("policies")
-    raise typer.Exit(cost.run(sample, policy_dir, tuple(target or ()), now, last_cost, pod_uid))
+    raise typer.Exit(
+        cost.run(sample, policy_dir, tuple(target or ()), now, last_cost, pod_uid, pod if apply else None, kubeconfig)
+    )
 
 
 def main() -> int:

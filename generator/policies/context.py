@@ -90,20 +90,36 @@ def _replicated(policy: Policy, target: Target) -> dict[str, Any]:
     liveness = spec.get("livenessProbe") or liveness_from_readiness(spec.get("readinessProbe"))
     fields = {**spec, "livenessProbe": liveness} if liveness else spec
     resources = gpu_resources(spec["resources"], spec["gpu"]) if "gpu" in spec else spec["resources"]
+    writer = cost_writer_container(spec)
+    downward = podspec.downward_env(spec["downwardEnv"])
     container = podspec.main_container(
         fields,
         spec["containerName"],
         resources=resources,
-        env=podspec.downward_env(spec["downwardEnv"]),
+        env=downward if writer == spec["containerName"] else [],
         pod=spec.get("pod"),
     )
+    pod_fields = spec.get("pod", {})
+    if writer != spec["containerName"] and downward:  # the writer is a sidecar: its variables go there
+        pod_fields = {
+            **pod_fields,
+            "initContainers": [
+                {**c, "env": [*c.get("env", []), *downward]} if c.get("name") == writer else c
+                for c in pod_fields.get("initContainers", [])
+            ],
+        }
     return {
         **_autoscaling(spec.get("autoscaling")),
         "template_labels": template_labels(policy, target),
         "service_ports": service_ports(spec),
         "explicit_replicas": "replicas" in (policy.doc.data.get("spec") or {}),
-        "podspec": podspec.pod_spec(_service_pod(policy, target, colocate), spec.get("pod", {}), [container]),
+        "podspec": podspec.pod_spec(_service_pod(policy, target, colocate), pod_fields, [container]),
     }
+
+
+def cost_writer_container(spec: dict[str, Any]) -> str:
+    """The container a ReplicatedService's cost writer runs in: downwardEnv lands there."""
+    return str((spec.get("costWriter") or {}).get("container", spec["containerName"]))
 
 
 DEFAULT_CPU_UTILIZATION = 80  # what kube-apiserver defaults an HPA without metrics to

@@ -254,7 +254,28 @@ def _batch_fields(policy: Policy) -> Iterator[Problem]:
             )
 
 
+def _writer_container_problem(policy: Policy) -> Problem | None:
+    """costWriter.container names the main container or a native sidecar of the Pod."""
+    spec = policy.spec
+    writer = context.cost_writer_container(spec)
+    sidecars = [
+        c.get("name") for c in spec.get("pod", {}).get("initContainers", []) if c.get("restartPolicy") == "Always"
+    ]
+    if writer == spec["containerName"] or writer in sidecars:
+        return None
+    return policy.problem(
+        ("costWriter", "container"),
+        "cost-writer-container",
+        f"no container {writer!r} runs the cost writer: downwardEnv would land nowhere",
+        hint=f"name the main container ({spec['containerName']!r}) or a sidecar in pod.initContainers with "
+        f"restartPolicy: Always{' (' + ', '.join(map(str, sidecars)) + ')' if sidecars else ''}",
+    )
+
+
 def cost_rules(target: Target) -> Iterator[Problem]:
+    for policy in target.of_kind("ReplicatedService"):
+        if "costWriter" in policy.spec and (found := _writer_container_problem(policy)) is not None:
+            yield found
     tiers, cap, cost_policy = _tiers(target)
     policies = target.of_kind("DeletionCostPolicy")
     for extra in policies[1:]:
