@@ -253,7 +253,7 @@ def test_the_readme_worked_example_prints_what_the_readme_says(gen, repo: Path) 
 
     from tests.test_crds import KUEUE
 
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "validate-in-ci.md").read_text()
     flavors = re.search(r"```yaml\n(# queues/flavors\.yaml\n.*?)```", readme, re.S)
     shown = re.search(r"```\n\$ gen validate queues --crds vendor/kueue/crds\n(.*?)\n(gen: .*?)\n```", readme, re.S)
     assert flavors and shown

@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+from generator.files import named
 from generator.policies import validate as validate_policies
-from generator.problems import exit_code
+from generator.problems import Problem, Severity, exit_code
 from generator.reporters import report
 
 
 def run(paths: tuple[Path, ...], fmt: str, strict: bool) -> int:
     problems = validate_policies.lint(paths)
     report(problems, fmt)
+    print(summary(len(named(paths)[0]), problems), file=sys.stderr)
     return exit_code(problems, strict)
+
+
+def summary(files: int, problems: list[Problem]) -> str:
+    """One line for a CI log: what was looked at, and what was found."""
+    counts = [
+        f"{n} {word}{'s' if n != 1 else ''}"
+        for word, severity in (("error", Severity.ERROR), ("warning", Severity.WARNING))
+        for n in [sum(1 for p in problems if p.severity is severity)]
+    ]
+    advice = sum(1 for p in problems if p.severity is Severity.INFO)
+    return f"gen: {files} policy file{'s' if files != 1 else ''} linted: {', '.join(counts)}" + (
+        f", {advice} info" if advice else ""
+    )
