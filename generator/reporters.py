@@ -33,7 +33,8 @@ def report_text(problems: Sequence[Problem], stream: TextIO) -> None:
         sev = str(p.severity)
         if color:
             sev = f"{_COLORS[p.severity]}{sev}\033[0m"
-        print(f"{p.file}:{p.line}:{p.column}: {sev} {p.rule} {_described(p)}", file=stream)
+        where = f"{p.file}:{p.line}:{p.column}" if p.line else p.file  # a flag or a whole file: no position
+        print(f"{where}: {sev} {p.rule} {_described(p)}", file=stream)
 
 
 def report_json(problems: Sequence[Problem], stream: TextIO) -> None:

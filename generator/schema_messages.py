@@ -83,11 +83,15 @@ def _bound(word: str, strict: bool = False) -> Callable[[jsonschema.ValidationEr
     return message
 
 
+_SINGULAR = {"characters": "character", "entries": "entry", "fields": "field"}
+
+
 def _length(word: str, unit: str) -> Callable[[jsonschema.ValidationError], str]:
     def message(err: jsonschema.ValidationError) -> str:
         if err.validator_value == 1 and word == "at least":
             return f"{_field(err)} must not be empty"
-        return f"{_field(err)} must have {word} {err.validator_value} {unit}"
+        count = err.validator_value
+        return f"{_field(err)} must have {word} {count} {_SINGULAR[unit] if count == 1 else unit}"
 
     return message
 

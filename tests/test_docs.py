@@ -52,7 +52,13 @@ def _commands(path: Path) -> list[str]:
             continue
         for part in raw.removeprefix("$ ").split("  #")[0].split("&&"):
             words = part.split()
-            if words[:1] == ["gen"] and words[1:2] and words[1] in _SUBCOMMANDS and "…" not in part and "=" not in words:
+            if (
+                words[:1] == ["gen"]
+                and words[1:2]
+                and words[1] in _SUBCOMMANDS
+                and "…" not in part
+                and "=" not in words
+            ):
                 found.append(part.strip())
     return found
 

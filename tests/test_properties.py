@@ -264,14 +264,21 @@ STACK_FILES = {
 
 # What no message may show: a raw regular expression, jsonschema's type sentence, a Python repr.
 # (A dict or list repr, not a quoted field name such as '{'.)
+# grammar a generated message or hint gets wrong: "a int", "1 fields", a quantity in raw bytes
+UNGRAMMATICAL = (
+    r"\ba (?=(?:int|integer|array|object|entry|error|empty)\b)|\b1 (?:fields|entries|characters)\b"
+    r"|\b(?:limit|request) (?:of )?\d{7,}\b"
+)
 UNREADABLE = re.compile(
-    r"\^[\[(]|[\])]\*?\$'|\\S|is not of type|PosixPath\(|\{'[^']*': |\['[^']*'[,\]]|(?<!\")\bNone\b(?!\")"
+    r"\^[\[(]|[\])]\*?\$'|\\S|is not of type|PosixPath\(|\{'[^']*': |\['[^']*'[,\]]|(?<!\")\bNone\b(?!\")|"
+    + UNGRAMMATICAL
 )
 
 
 def _assert_readable(problems) -> None:
     for problem in problems:
         assert not UNREADABLE.search(problem.message), problem
+        assert not re.search(UNGRAMMATICAL, problem.hint), problem
 
 
 def _assert_valid(plans) -> None:

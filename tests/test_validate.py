@@ -744,6 +744,6 @@ def test_an_unquoted_yaml11_value_gets_the_quoting_hint(gen, tmp_path: Path) -> 
     path = tmp_path / "cm.yaml"
     path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  labels: {enabled: y}\n")
     run = gen("validate", path)
-    assert run.code == 1 and "hint: Kubernetes reads the unquoted 'y' as a bool; quote it" in run.out, run.out
+    assert run.code == 1 and "hint: Kubernetes reads the unquoted 'y' as a boolean; quote it" in run.out, run.out
     path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  labels: {enabled: 'y'}\n")
     assert gen("validate", path).code == 0

@@ -83,6 +83,11 @@ def _is_extended(name: str) -> bool:
     return bool(prefix) and not (prefix == "kubernetes.io" or prefix.endswith(".kubernetes.io"))
 
 
+def _written(res: dict[str, Any], name: str, section: str = "limits") -> str:
+    """A quantity as the manifest wrote it (`512Mi`, never 536870912)."""
+    return str(res[section][name])
+
+
 def check_resources(res: Any, path: Path) -> Iterator[Finding]:
     if not isinstance(res, dict):
         return
@@ -121,13 +126,14 @@ def check_resources(res: Any, path: Path) -> Iterator[Finding]:
                 yield error_at(
                     (*path, "requests", name),
                     "k8s-extended-resource-limit",
-                    f"must be equal to {name} limit of {limits[name]}",
+                    f"must be equal to {name} limit of {_written(res, name)}",
                 )
         elif name in limits and req > limits[name]:
             yield error_at(
                 (*path, "requests", name),
                 "k8s-request-over-limit",
-                f"{name} request must be less than or equal to {name} limit of {limits[name]}",
+                f"{name} request {_written(res, name, 'requests')} must be less than or equal to {name} limit of "
+                f"{_written(res, name)}",
             )
 
 
@@ -356,7 +362,7 @@ def _check_container_refs(c: dict[str, Any], path: Path, group: str, volumes: se
                 (*path, "volumeMounts", j, "name"),
                 "k8s-volume-mount",
                 f"volumeMount {mount.get('name')!r} names no volume of the Pod",
-                "add it to the Pod's volumes (spec.pod.volumes in a policy)",
+                "add it to the Pod's volumes",
             )
         target = mount.get("mountPath")
         if target in mount_paths:

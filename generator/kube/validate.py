@@ -606,7 +606,11 @@ def quote_hint(doc: Document, path: Path, finding: Finding) -> str:
     scalar = doc.source.scalars.get(path)
     if scalar is None or not scalar.plain:
         return ""
-    return f"Kubernetes reads the unquoted {scalar.text!r} as a {type(plain_value(scalar.text)).__name__}; quote it"
+    read = plain_value(scalar.text)
+    what = {bool: "a boolean", int: "an integer", float: "a number"}.get(
+        type(read), "null" if read is None else "a non-string"
+    )
+    return f"Kubernetes reads the unquoted {scalar.text!r} as {what}; quote it"
 
 
 def validate_paths(

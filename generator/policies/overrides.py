@@ -7,7 +7,7 @@ Target file, everything else where the policy wrote it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from generator.problems import Problem, Severity
@@ -27,6 +27,17 @@ def merge_patch(target: Any, patch: Any) -> Any:
         else:
             merged[key] = merge_patch(merged.get(key), value)
     return merged
+
+
+def _merged_into(patch: Any, path: Path_) -> dict[str, Any] | None:
+    """The part of the patch merged into the mapping at path, when the patch merged into it
+    (rather than replacing it)."""
+    node = patch
+    for part in path:
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node if isinstance(node, dict) and node else None
 
 
 def _overridden(patch: Any, path: Path_) -> bool:
@@ -49,6 +60,7 @@ class OverlaidDocument(Document):
     override: Document = field(default_factory=lambda: Document("", 0, None, SourceMap()))
     at: Path_ = ()  # where the override's spec is in its document
     patch: Any = None
+    target: str = ""  # the target whose override this is
 
     @property
     def text(self) -> str:
@@ -68,13 +80,47 @@ class OverlaidDocument(Document):
         hint: str = "",
         key: bool = False,
     ) -> Problem:
+        targets = (self.target,) if self.target else ()
         if path[:1] == ("spec",) and _overridden(self.patch, path[1:]):
-            return self.override.problem((*self.at, *path[1:]), rule, message, severity=severity, hint=hint, key=key)
+            found = self.override.problem((*self.at, *path[1:]), rule, message, severity=severity, hint=hint, key=key)
+            return replace(found, targets=targets)
+        merged = _merged_into(self.patch, path[1:]) if path[:1] == ("spec",) else None
+        if merged is not None:  # a mapping the override merged into: the merge is the likely cause
+            kept = sorted(set(_at(self.written.data, path) or {}) - set(merged))
+            spelled = ".".join(map(str, path[1:]))
+            merge = (
+                f"the override merges into spec.{spelled} (RFC 7386), which keeps {', '.join(kept)} from the policy: "
+                f"write {kept[0]}: null in the override to remove it"
+                if kept
+                else f"the override merges into spec.{spelled} (RFC 7386)"
+            )
+            first = next(iter(merged))
+            found = self.override.problem(
+                (*self.at, *path[1:], first),
+                rule,
+                message,
+                severity=severity,
+                hint=f"{hint}; {merge}" if hint else merge,
+                key=True,
+            )
+            return replace(found, targets=targets)
         return self.written.problem(path, rule, message, severity=severity, hint=hint, key=key)
 
 
-def overlaid(written: Document, override: Document, at: Path_, patch: dict[str, Any]) -> OverlaidDocument:
-    """The document of written with patch merged into its spec."""
+def _at(data: Any, path: Path_) -> Any:
+    for part in path:
+        if not isinstance(data, dict) or part not in data:
+            return None
+        data = data[part]
+    return data
+
+
+def overlaid(
+    written: Document, override: Document, at: Path_, patch: dict[str, Any], target: str = ""
+) -> OverlaidDocument:
+    """The document of written with target's patch merged into its spec."""
     data = dict(written.data)
     data["spec"] = merge_patch(data.get("spec") or {}, patch)
-    return OverlaidDocument(written.file, written.index, data, written=written, override=override, at=at, patch=patch)
+    return OverlaidDocument(
+        written.file, written.index, data, written=written, override=override, at=at, patch=patch, target=target
+    )

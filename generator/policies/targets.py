@@ -55,7 +55,9 @@ def _implicit_policy() -> Policy:
     return Policy("Target", DEFAULT_TARGET, {}, {}, doc)
 
 
-def resolve_targets(policies: list[Policy], only: tuple[str, ...] = ()) -> tuple[list[Target], list[Problem]]:
+def resolve_targets(
+    policies: list[Policy], only: tuple[str, ...] = (), broken: frozenset[tuple[str, str]] = frozenset()
+) -> tuple[list[Target], list[Problem]]:
     """Targets in name order, each with the non-Target policies its selector matches."""
     declared = [p for p in policies if p.kind == "Target"] or [_implicit_policy()]
     others = [p for p in policies if p.kind != "Target"]
@@ -79,7 +81,7 @@ def resolve_targets(policies: list[Policy], only: tuple[str, ...] = ()) -> tuple
             pod_security={ns: str(v.get("podSecurity", "restricted")) for ns, v in spec.get("namespaces", {}).items()},
         )
         target.policies = [p for p in others if _selects(target, p)]
-        problems.extend(_apply_overrides(target, others))
+        problems.extend(_apply_overrides(target, others, broken))
         clash = _dir_clash(target.output_dir, {GITOPS_DIR: tp, **dirs})
         if clash is not None:
             problems.append(
@@ -132,7 +134,7 @@ def _unselected(policies: list[Policy], targets: list[Target]) -> Iterator[Probl
             )
 
 
-def _apply_overrides(target: Target, policies: list[Policy]) -> Iterator[Problem]:
+def _apply_overrides(target: Target, policies: list[Policy], broken: frozenset[tuple[str, str]]) -> Iterator[Problem]:
     """The target's overrides merged into its policies: each overridden policy is rebuilt
     (schema, defaults) as if written so, for this target alone."""
     index = {(p.kind, p.name): i for i, p in enumerate(target.policies)}
@@ -149,6 +151,8 @@ def _apply_overrides(target: Target, policies: list[Policy]) -> Iterator[Problem
             )
             continue
         done[key] = i
+        if key in broken:
+            continue  # it failed to load: its own findings say why
         if key not in index:
             exists = any((p.kind, p.name) == key for p in policies)
             yield target.policy.problem(
@@ -162,7 +166,7 @@ def _apply_overrides(target: Target, policies: list[Policy]) -> Iterator[Problem
             )
             continue
         written = target.policies[index[key]]
-        doc = overrides.overlaid(written.doc, target.policy.doc, ("spec", *at, "spec"), override["spec"])
+        doc = overrides.overlaid(written.doc, target.policy.doc, ("spec", *at, "spec"), override["spec"], target.name)
         merged, found = build_policy(doc)
         yield from found
         if merged is not None:

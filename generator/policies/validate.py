@@ -87,9 +87,12 @@ def _unclaimed(built: Built, claimed: set[str]) -> Built:
     ]
 
 
-def check_policies(policies: list[Policy], only: tuple[str, ...] = ()) -> tuple[list[Target], list[Problem]]:
-    """Stage 2b: targets and cross-policy rules (each problem reported once)."""
-    targets, problems = resolve_targets(policies, only)
+def check_policies(
+    policies: list[Policy], only: tuple[str, ...] = (), broken: frozenset[tuple[str, str]] = frozenset()
+) -> tuple[list[Target], list[Problem]]:
+    """Stage 2b: targets and cross-policy rules (each problem reported once); `broken` names
+    the policies that failed to load, whose own findings say why."""
+    targets, problems = resolve_targets(policies, only, broken)
     found = [(target.name, problem) for target in targets for problem in rules.check_target(target)]
     held = [p for p in per_target(found, len(targets)) if replace(p, targets=()) not in problems]
     return targets, problems + held
@@ -100,7 +103,7 @@ def lint(paths: Sequence[Path]) -> list[Problem]:
     asked = [p.resolve() for p in paths]
     roots = sorted({f.parent if f.is_file() else f for f in asked})
     policies, problems = load_policies(roots)
-    _, semantic = check_policies(policies)
+    _, semantic = check_policies(policies, broken=_broken(problems))
 
     def wanted(file: str) -> bool:
         path = Path(file).resolve()  # files are named from the current directory
@@ -114,6 +117,22 @@ def lint(paths: Sequence[Path]) -> list[Problem]:
         for name in manifests.claimed_names(policy)
     }
     return [p for p in problems + semantic if wanted(p.file) or p.file in claimed]
+
+
+def _broken(problems: list[Problem]) -> frozenset[tuple[str, str]]:
+    """(kind, name) of the policies in files with errors: no later rule reports them missing."""
+    found = set()
+    for file in sorted({p.file for p in problems if p.severity is Severity.ERROR}):
+        for doc in load_file(file)[0]:
+            data = doc.data
+            name = (
+                data.get("metadata", {}).get("name")
+                if isinstance(data, dict) and isinstance(data.get("metadata"), dict)
+                else None
+            )
+            if isinstance(name, str) and isinstance(data.get("kind"), str):
+                found.add((data["kind"], name))
+    return frozenset(found)
 
 
 def deletion_cost_policy(policy_dir: Path | None, only: tuple[str, ...] = ()) -> tuple[Policy, list[Problem]]:

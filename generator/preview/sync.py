@@ -18,7 +18,7 @@ from generator.gitops import CONFIG_HASH, Engines
 from generator.kube import updates
 from generator.kube.scope import POD_SPEC_PATHS, at_path, title
 from generator.layout import FRAGMENTS_DIR, MANIFEST_FILE
-from generator.render.links import TEMPLATE_PATHS
+from generator.render.links import TEMPLATE_PATHS, HpaIndex, hpa_index
 from generator.render.write import owned_files, read_regular
 from generator.yamlio.load import load_text
 
@@ -77,25 +77,6 @@ def _gpus_per_pod(pod_spec: Any) -> int:
             if "gpu" in str(resource).lower() and isinstance(amount, int | str) and str(amount).isdigit():
                 total += int(amount)
     return total
-
-
-HpaIndex = dict[tuple[str, str, str], tuple[int, int]]
-
-
-def hpa_index(objects: Iterable[dict[str, Any]]) -> HpaIndex:
-    """(namespace, kind, name) of each HPA's target -> its replica range."""
-    found: HpaIndex = {}
-    for obj in objects:
-        if obj.get("kind") != "HorizontalPodAutoscaler":
-            continue
-        spec = obj.get("spec") or {}
-        ref = spec.get("scaleTargetRef") or {}
-        namespace = str((obj.get("metadata") or {}).get("namespace") or "")
-        found[(namespace, str(ref.get("kind")), str(ref.get("name")))] = (
-            int(spec.get("minReplicas", 1)),
-            int(spec.get("maxReplicas", 1)),
-        )
-    return found
 
 
 def _plural(count: int, word: str) -> str:

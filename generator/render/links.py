@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from generator.gitops import CONFIG_HASH
@@ -199,3 +199,72 @@ def selector_problems(manifests: list[Manifest], target: str) -> Iterator[Proble
             hint="gen labels each workload's Pods app: <policy name>; fix the selector, "
             "or ignore this if the Pods come from outside gen",
         )
+
+
+HpaIndex = dict[tuple[str, str, str], tuple[int, int]]
+
+
+def hpa_index(objects: Iterable[dict[str, Any]]) -> HpaIndex:
+    """(namespace, kind, name) of each HPA's target -> its replica range."""
+    found: HpaIndex = {}
+    for obj in objects:
+        if obj.get("kind") != "HorizontalPodAutoscaler":
+            continue
+        spec = obj.get("spec") or {}
+        ref = spec.get("scaleTargetRef") or {}
+        namespace = str((obj.get("metadata") or {}).get("namespace") or "")
+        found[(namespace, str(ref.get("kind")), str(ref.get("name")))] = (
+            int(spec.get("minReplicas", 1)),
+            int(spec.get("maxReplicas", 1)),
+        )
+    return found
+
+
+# Access modes under which a volume attaches to one node (or one Pod) only.
+_SINGLE_ATTACH = frozenset({"ReadWriteOnce", "ReadWriteOncePod"})
+
+
+def _most_pods(manifest: Manifest, hpas: HpaIndex) -> int:
+    """The most Pods a workload runs at once: an HPA's maximum, its replicas, a Job's parallelism."""
+    spec = manifest.obj.get("spec") or {}
+    if manifest.kind == "Job":
+        return int(spec.get("parallelism", 1) or 1)
+    scaled = hpas.get((manifest.namespace or "", manifest.kind, manifest.name))
+    return scaled[1] if scaled else int(spec.get("replicas", 1) if isinstance(spec.get("replicas", 1), int) else 1)
+
+
+def shared_claims(manifests: list[Manifest], target: str) -> Iterator[Problem]:
+    """`pvc-rwo-shared`: a workload that can run more than one Pod mounting a ReadWriteOnce
+    claim of its target: the volume attaches to one node, so Pods elsewhere hang in
+    ContainerCreating (ReadWriteOncePod: every Pod but one)."""
+    claims = {
+        (m.namespace or "", m.name): set(at_path(m.obj, ("spec", "accessModes")) or [])
+        for m in manifests
+        if m.key[:2] == ("", "PersistentVolumeClaim")
+    }
+    hpas = hpa_index(m.obj for m in manifests)
+    for manifest in manifests:
+        if manifest.kind not in ("Deployment", "ReplicaSet", "StatefulSet", "Job"):
+            continue
+        pods = _most_pods(manifest, hpas)
+        spec_path = POD_SPEC_PATHS[manifest.kind]
+        for i, volume in enumerate(at_path(manifest.obj, (*spec_path, "volumes")) or []):
+            claim = at_path(volume, ("persistentVolumeClaim", "claimName"))
+            modes = claims.get((manifest.namespace or "", str(claim)))
+            if pods < 2 or not modes or not modes <= _SINGLE_ATTACH:
+                continue
+            mode = "ReadWriteOncePod" if "ReadWriteOncePod" in modes else "ReadWriteOnce"
+            yield manifest.problem(
+                (*spec_path, "volumes", i, "persistentVolumeClaim", "claimName"),
+                "pvc-rwo-shared",
+                f"{manifest.title} can run {pods} Pods, and they all mount {mode} claim {claim!r} of target "
+                f"{target!r}: "
+                + (
+                    "only one Pod can use it at a time, the others stay in ContainerCreating"
+                    if mode == "ReadWriteOncePod"
+                    else "the volume attaches to one node, so Pods scheduled elsewhere stay in ContainerCreating"
+                ),
+                severity=Severity.WARNING,
+                hint="give each Pod its own claim (a StatefulSet's volumeClaimTemplates), use ReadWriteMany "
+                "storage, or run one replica",
+            )

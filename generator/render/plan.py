@@ -153,6 +153,7 @@ def render_and_plan(target: Target, out: Path, definitions: Sequence[tuple[Any, 
         if not any(p.rule in SHAPE_UNSURE for p in found):
             well_formed.append(manifest)
     problems += links.selector_problems(well_formed, target.name)
+    problems += links.shared_claims(well_formed, target.name)
     plan, found, owners = _plan_target(rendered)
     problems.extend(found)
     engines = gitops.Engines(target.gitops)

@@ -449,6 +449,11 @@ def _documents(
                 hint="indent with spaces",
             ) from err
         message = " ".join(str(x) for x in (err.context, err.problem) if x) or "invalid YAML"
+        if err.context_mark is not None and "end of stream" in str(err.problem):
+            # a quote or bracket never closed: the error is where it opened, not at the file's end
+            raise YamlError(
+                f"{err.context} that is never closed", err.context_mark, hint="close it, or quote the value"
+            ) from err
         raise YamlError(message, mark) from err
     except yaml.YAMLError as err:
         raise YamlError(str(err)) from err

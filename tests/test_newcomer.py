@@ -1,0 +1,111 @@
+"""What a newcomer meets first: no finding that only repeats another, findings at the line that
+caused them (an override's too), and messages that read as English."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+TARGET = """\
+apiVersion: gen/v1alpha1
+kind: Target
+metadata: {name: prod}
+spec:
+  overrides:
+  - kind: ReplicatedService
+    name: web
+    spec:
+      disruptionBudget: {maxUnavailable: 1}
+"""
+WEB = """\
+apiVersion: gen/v1alpha1
+kind: ReplicatedService
+metadata: {name: web}
+spec:
+  namespace: web
+  image: r/web:1
+  replicas: 3
+  deletionCost: {initial: 0, tier: default}
+  disruptionBudget: {minAvailable: 2}
+"""
+
+
+def _policies(tmp_path: Path, **files: str) -> Path:
+    root = tmp_path / "policies"
+    root.mkdir(exist_ok=True)
+    for name, text in files.items():
+        (root / f"{name}.yaml").write_text(text)
+    return root
+
+
+def test_a_policy_that_failed_to_load_is_not_reported_missing_too(gen, tmp_path: Path) -> None:
+    root = _policies(tmp_path, target=TARGET, web=WEB.replace("replicas: 3", "replicas: three"))
+    run = gen("lint", root)
+    assert run.code == 1 and " policy-schema " in run.out
+    assert "target-override" not in run.out  # the override's policy exists; its own error says why
+    root = _policies(tmp_path, target=TARGET.replace("name: web", "name: webb"), web=WEB)
+    assert "there is no such policy" in gen("lint", root).out
+
+
+def test_a_finding_an_override_causes_is_at_the_override(gen, tmp_path: Path) -> None:
+    root = _policies(tmp_path, target=TARGET, web=WEB)
+    run = gen("lint", root)
+    assert run.code == 1 and "policies/target.yaml:9:26: error policy-schema" in run.out
+    assert "[target prod]" in run.out and "write minAvailable: null in the override to remove it" in run.out
+    fixed = _policies(
+        tmp_path, target=TARGET.replace("{maxUnavailable: 1}", "{maxUnavailable: 1, minAvailable: null}"), web=WEB
+    )
+    assert gen("lint", fixed).code == 0
+
+
+SHARED = WEB.replace("  disruptionBudget: {minAvailable: 2}\n", "") + (
+    "  volumeMounts: [{name: uploads, mountPath: /uploads}]\n"
+    "  pod: {volumes: [{name: uploads, persistentVolumeClaim: {claimName: uploads}}]}\n"
+)
+CLAIM = """\
+apiVersion: gen/v1alpha1
+kind: Manifests
+metadata: {name: storage}
+spec:
+  namespace: web
+  objects:
+  - apiVersion: v1
+    kind: PersistentVolumeClaim
+    metadata: {name: uploads}
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources: {requests: {storage: 10Gi}}
+"""
+
+
+def test_several_replicas_on_one_read_write_once_claim(gen, tmp_path: Path) -> None:
+    root = _policies(tmp_path, web=SHARED, storage=CLAIM)
+    run = gen("render", root, "--out", tmp_path / "out")
+    assert run.code == 0 and "web.yaml:10:" in run.err and " pvc-rwo-shared " in run.err
+    assert "can run 3 Pods" in run.err
+    one = _policies(tmp_path, web=SHARED.replace("replicas: 3", "replicas: 1"), storage=CLAIM)
+    assert " pvc-rwo-shared " not in gen("render", one, "--out", tmp_path / "out").err
+    many = _policies(tmp_path, web=SHARED, storage=CLAIM.replace("ReadWriteOnce", "ReadWriteMany"))
+    assert " pvc-rwo-shared " not in gen("render", many, "--out", tmp_path / "out").err
+
+
+def test_messages_read_as_english(gen, tmp_path: Path) -> None:
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: r/c:1\n"
+        "    resources: {requests: {memory: 1Gi}, limits: {memory: 512Mi}}\n    volumeMounts: [{name: data, mountPath: /d}]\n"
+    )
+    run = gen("validate", manifest)
+    assert "memory request 1Gi must be less than or equal to memory limit of 512Mi" in run.out  # never bytes
+    assert "names no volume of the Pod (hint: add it to the Pod's volumes)" in run.out  # no policy field here
+    manifest.write_text(manifest.read_text().split("    resources:")[0] + "    env: [{name: DEBUG, value: 1}]\n")
+    assert "reads the unquoted '1' as an integer; quote it" in gen("validate", manifest).out  # not "as a int"
+    quoted = tmp_path / "q.yaml"
+    quoted.write_text('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n  a: "unclosed\n  b: c\n  d: e\n')
+    run = gen("validate", quoted)
+    assert (
+        "q.yaml:5:6: error yaml-syntax while scanning a quoted scalar that is never closed" in run.out
+    )  # where it opened
+    sample = tmp_path / "s.json"
+    sample.write_text("{}")
+    run = gen("cost", "--sample", sample, "--now", "yesterday")
+    assert run.err.startswith("--now: error cost-now ")  # a flag has no line or column
