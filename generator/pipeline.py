@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from generator import parallel
 from generator.policies.targets import Target
 from generator.policies.validate import check_policies, load_policies
-from generator.problems import Problem, has_errors, per_target
+from generator.problems import Problem, Severity, has_errors, per_target
 
 if TYPE_CHECKING:
     from generator.preview.sync import Change
@@ -101,3 +101,24 @@ def render(options: RenderOptions) -> RenderResult:
         rendered += [(target.name, problem) for problem in found]
     result.problems.extend(per_target(rendered, len(targets)))
     return result
+
+
+def lint(paths: tuple[Path, ...], crds: tuple[Path, ...] = ()) -> list[Problem]:
+    """`gen lint`: the policy checks of the files asked, and everything their targets' render
+    would report about them, rendered in memory (nothing is read from or written to an output)."""
+    from generator.policies.validate import lint as lint_policies
+
+    linted = lint_policies(paths, _prepare_render)
+    problems = [p for p in linted.problems if linted.concerns(p.file)]
+    targets = [t for t in linted.targets if any(linted.concerns(p.file) for p in t.policies)]
+    if not targets:
+        return problems
+    from generator.render import plan
+
+    definitions = _definitions(crds)
+    rendered: list[tuple[str, Problem]] = []
+    for target in targets:
+        _, found, _ = plan.render_and_plan(target, None, definitions, only=lambda p: linted.concerns(p.file))
+        rendered += [(target.name, p) for p in found if p.severity > Severity.INFO and linted.concerns(p.file)]
+    held = per_target(rendered, len(targets))
+    return problems + [p for p in held if p not in problems]

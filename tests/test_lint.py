@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -163,7 +164,7 @@ def test_cross_policy_rules_see_the_whole_directory(gen, tmp_path: Path) -> None
     gpu = root / "gpu.yaml"
     gpu.write_text(
         "apiVersion: gen/v1alpha1\nkind: GpuWorkload\nmetadata:\n  name: g\nspec:\n  schedulerName: custom-scheduler\n"
-        "  gpu: {count: 1, models: [A100]}\n  container: {image: busybox}\n"
+        "  gpu: {count: 1, models: [A100]}\n  container: {image: 'busybox:1.37'}\n"
     )
     assert gen("lint", "--strict", gpu).code == 0
 
@@ -241,3 +242,22 @@ def test_github_annotations_land_on_the_file_in_a_monorepo(gen, tmp_path, monkey
     assert run.code == 1 and run.out.startswith("::error file=infra/gitops/policies/c.yaml,line=4,col=9,")
     (policies / "c.yaml").write_text("apiVersion: gen/v1alpha1\nkind: Monitoring\nmetadata:\n  name: good\n")
     assert gen("lint", "infra/gitops/policies", "--format", "github").out == ""
+
+
+def test_lint_reports_what_render_would(gen, tmp_path: Path) -> None:
+    """A policy lint passes renders: bad quantities, cron, Pod Security and guarded patches are
+    found by the render lint runs in memory, at the policy line, and nothing is written."""
+    from tests.conftest import POLICIES, edit
+
+    root = tmp_path / "policies"
+    shutil.copytree(POLICIES, root)
+    storefront = root / "storefront.yaml"
+    edit(storefront, "cpu: 250m", "cpu: 25OOm")
+    run = gen("lint", storefront)
+    assert run.code == 1 and "storefront.yaml:46:21: error k8s-quantity" in run.out
+    assert "1 policy file linted: 1 error" in run.err
+    rendered = gen("render", root, "--out", tmp_path / "deploy")
+    assert rendered.code == 1 and "storefront.yaml:46:21: error k8s-quantity" in rendered.err
+    assert not (tmp_path / "deploy").exists()
+    other = gen("lint", root / "cache-app.yaml")
+    assert other.code == 0 and "storefront" not in other.out  # only the files asked

@@ -5,14 +5,18 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from generator import config, pipeline
 from generator.files import named
-from generator.policies import validate as validate_policies
 from generator.problems import Problem, Severity, exit_code
 from generator.reporters import report
 
 
 def run(paths: tuple[Path, ...], fmt: str, strict: bool) -> int:
-    problems = validate_policies.lint(paths)
+    found, unusable = config.settings(None)
+    if unusable:
+        report(unusable, fmt)
+        return 1
+    problems = pipeline.lint(paths, found.crds if found is not None else ())
     report(problems, fmt)
     print(summary(len(named(paths)[0]), problems), file=sys.stderr)
     return exit_code(problems, strict)

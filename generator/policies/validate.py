@@ -6,11 +6,12 @@ the pre-commit path stays fast.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from generator import parallel
 from generator.errors import GeneratorError
@@ -98,25 +99,37 @@ def check_policies(
     return targets, problems + held
 
 
-def lint(paths: Sequence[Path]) -> list[Problem]:
-    """Policy checks for the given files, judged within the policy directory each belongs to."""
+class Linted(NamedTuple):
+    """Policy checks of some files: the targets (empty when a policy has an error), every
+    finding, and which findings are about the files asked (a Manifests policy's own files
+    belong to it)."""
+
+    targets: list[Target]
+    problems: list[Problem]
+    concerns: Callable[[str], bool]
+
+
+def lint(paths: Sequence[Path], meanwhile: Callable[[], object] | None = None) -> Linted:
+    """Policy checks for the given files, judged within the policy directory each belongs to
+    (`meanwhile`: preparation done while worker processes load a large directory)."""
     asked = [p.resolve() for p in paths]
     roots = sorted({f.parent if f.is_file() else f for f in asked})
-    policies, problems = load_policies(roots)
-    _, semantic = check_policies(policies, broken=_broken(problems))
+    policies, problems = load_policies(roots, meanwhile)
+    targets, semantic = check_policies(policies, broken=_broken(problems))
+    problems += semantic
 
+    @functools.cache
     def wanted(file: str) -> bool:
         path = Path(file).resolve()  # files are named from the current directory
         return any(path == a or a in path.parents for a in asked)
 
-    # a Manifests policy's files are part of it: their findings come with it
     claimed = {
         name
         for policy in policies
         if policy.kind == "Manifests" and wanted(policy.file)
         for name in manifests.claimed_names(policy)
     }
-    return [p for p in problems + semantic if wanted(p.file) or p.file in claimed]
+    return Linted([] if has_errors(problems) else targets, problems, lambda file: wanted(file) or file in claimed)
 
 
 def _broken(problems: list[Problem]) -> frozenset[tuple[str, str]]:

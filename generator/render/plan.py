@@ -7,10 +7,10 @@ import with the loading instead of paying for it before the first policy is read
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generator import gitops
 from generator.kube import crds, pod_security, scope, updates
@@ -19,12 +19,15 @@ from generator.kube.scope import is_definition
 from generator.kube.validate import SHAPE_UNSURE, ManifestValidator, load_kubernetes_schemas, quote_hint
 from generator.layout import GITOPS_DIR
 from generator.policies import context
+from generator.policies.policy import Policy
 from generator.policies.targets import Target
-from generator.preview import sync
 from generator.problems import Problem, Severity, json_path
 from generator.render import links, write
 from generator.render.templates import Manifest, TargetRender, compile_templates, render_gitops, render_target
 from generator.yamlio.serialize import dump_yaml
+
+if TYPE_CHECKING:
+    from generator.preview import sync
 
 # Kinds a repository holds by the hundred: their templates are worth compiling ahead.
 _NUMEROUS_KINDS = ("ReplicatedService", "GpuWorkload")
@@ -125,13 +128,20 @@ def _plan_target(render: TargetRender) -> tuple[write.DirPlan, list[Problem], di
     return plan, problems, owners
 
 
-Outcome = tuple[list[write.DirPlan], list[Problem], list[sync.Change]]
+Outcome = tuple[list[write.DirPlan], list[Problem], list["sync.Change"]]
 
 
-def render_and_plan(target: Target, out: Path, definitions: Sequence[tuple[Any, str]] = ()) -> Outcome:
+def render_and_plan(
+    target: Target,
+    out: Path | None,
+    definitions: Sequence[tuple[Any, str]] = (),
+    only: Callable[[Policy], bool] | None = None,
+) -> Outcome:
     """Stages 3-4 for one target: its directory and, if asked, its GitOps objects' directory,
-    and what syncing them changes against the render committed in out."""
-    rendered, problems = render_target(target)
+    and what syncing them changes against the render committed in out (None: no render to
+    compare with, as for `gen lint`). `only` renders and judges just some policies' objects,
+    without the checks across all of the target's objects (`gen lint` of a few files)."""
+    rendered, problems = render_target(target, only)
     links.config_hashes(rendered.manifests)
     links.new_names(rendered.manifests)
     plugins = _declared_plugins(target)
@@ -152,16 +162,17 @@ def render_and_plan(target: Target, out: Path, definitions: Sequence[tuple[Any, 
         problems.extend(found)
         if not any(p.rule in SHAPE_UNSURE for p in found):
             well_formed.append(manifest)
-    problems += links.selector_problems(well_formed, target.name)
-    problems += links.shared_claims(well_formed, target.name)
+    if only is None:  # they need every object of the target
+        problems += links.selector_problems(well_formed, target.name)
+        problems += links.shared_claims(well_formed, target.name)
     plan, found, owners = _plan_target(rendered)
     problems.extend(found)
     engines = gitops.Engines(target.gitops)
-    changes = _changes(target.name, engines, out, plan, owners)
+    changes = _changes(target.name, engines, out, plan, owners) if out is not None else []
     problems += _job_immutable(changes, owners)
     namespaces = {m.namespace for m in owners.values() if m.namespace}
     plans = [plan]
-    repo_path = target.gitops.get("path") or f"{out.name}/{target.output_dir}"
+    repo_path = target.gitops.get("path") or f"{out.name if out is not None else 'deploy'}/{target.output_dir}"
     manifests, found = render_gitops(target, repo_path, namespaces)
     problems.extend(found)
     problems += _namespaces_not_created(target, owners, changes, manifests)
@@ -183,13 +194,16 @@ def render_and_plan(target: Target, out: Path, definitions: Sequence[tuple[Any, 
             + dump_yaml(listing)
         ).encode("utf-8")
         plans.append(gitops_plan)
-        changes += _changes(target.name, engines, out, gitops_plan, listed)
+        if out is not None:
+            changes += _changes(target.name, engines, out, gitops_plan, listed)
     return plans, problems, changes
 
 
 def _changes(
     target: str, engines: gitops.Engines, out: Path, plan: write.DirPlan, owners: dict[str, Manifest]
 ) -> list[sync.Change]:
+    from generator.preview import sync  # only a render compared with its previous output needs it
+
     directory = write.safe_dir(out, plan.reldir)
     return sync.plan_directory(target, engines, directory, plan.files, {rel: m.obj for rel, m in owners.items()})
 

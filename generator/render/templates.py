@@ -166,10 +166,27 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         return super().getattr(obj, attribute)
 
 
+class _QuietBytecodeCache(jinja2.FileSystemBytecodeCache):
+    """Compiled templates on disk (written atomically, checked by a checksum of the template's
+    source when read back): a cache that cannot be written is no error, only slower."""
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().dump_bytecode(bucket)
+
+
+def _bytecode_cache(kind: str) -> jinja2.BytecodeCache | None:
+    from generator import cache
+
+    folder = cache.directory(f"templates-{kind}")
+    return _QuietBytecodeCache(str(folder)) if folder is not None else None
+
+
 @cache
 def _environment(kind: str) -> jinja2.Environment:
     finalize: Callable[[Any], str] = _finalize_json if kind == "json" else yaml_scalar
     env = _Sandbox(
+        bytecode_cache=_bytecode_cache(kind),
         loader=jinja2.FileSystemLoader(str(data_dir("templates"))),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -405,11 +422,14 @@ def _origins(policy: Policy, obj: dict[str, Any]) -> list[tuple[Path, Path]]:
     return found
 
 
-def render_target(target: Target) -> tuple[TargetRender, list[Problem]]:
+def render_target(target: Target, only: Callable[[Policy], bool] | None = None) -> tuple[TargetRender, list[Problem]]:
+    """The target's objects (those of the policies `only` picks, when given) and its Namespaces."""
     out = TargetRender(target)
     problems: list[Problem] = []
     custom = manifests.cluster_kinds(target.of_kind("Manifests"))
     for policy in sorted(target.policies, key=lambda p: (p.kind, p.name)):
+        if only is not None and not only(policy):
+            continue
         if policy.kind == "Manifests":
             for raw in manifests.load(policy)[0]:
                 obj = _finish(manifests.placed(raw, policy, custom), target)
