@@ -390,3 +390,21 @@ def test_grafana_dashboards_with_template_variables_are_no_false_error(gen, tmp_
     cm["data"]["http.json"] = json.dumps({"panels": [panel]})
     bad = run(gen, write(tmp_path / "d.yaml", yaml.safe_dump(listed)))
     assert bad.code == 1 and " promql-parse panel 'p'" in bad.out
+
+
+def test_positions_of_a_many_document_file_are_worked_out_once(tmp_path: Path, monkeypatch) -> None:
+    """Every document of a large file with a finding used to read the file again from its start."""
+    from generator.yamlio import load
+
+    calls = []
+    real = load._documents
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs.get("track"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(load, "_documents", counting)
+    doc = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c%d, labels: {bad: '-x-'}}\n"
+    docs, _ = load.load_text("---\n".join(doc % i for i in range(50)), "many.yaml", kube=True)
+    assert [d.source.locate(("metadata", "labels", "bad")).line for d in docs[:3]] == [3, 7, 11]
+    assert len([d.source for d in docs]) == 50 and calls.count(True) <= 1

@@ -85,6 +85,7 @@ class Document:
     _source: SourceMap | None = None
     _text: str = field(default="", repr=False)
     kube: bool = False  # read as Kubernetes reads manifests, not by gen's policy rules
+    _file_sources: FileSources | None = field(default=None, repr=False, compare=False)
 
     @property
     def text(self) -> str:
@@ -94,7 +95,10 @@ class Document:
     @property
     def source(self) -> SourceMap:
         if self._source is None:
-            self._source = _source_of(self._text, self.index, self.kube)
+            if self._file_sources is not None:
+                self._source = self._file_sources.of(self.index)
+            else:
+                self._source = _source_of(self._text, self.index, self.kube)
         return self._source
 
     def problem(
@@ -556,6 +560,29 @@ def _simple(text: str, kube: bool = False) -> list[Any] | None:
         return None
 
 
+class FileSources:
+    """The positions of every document of one file, worked out in one pass the first time any
+    document needs them: locating each document by reading the file up to it again took time
+    growing with the square of the documents (Argo CD's 2 MB install: seconds)."""
+
+    def __init__(self, text: str, kube: bool) -> None:
+        self._text, self._kube = text, kube
+        self._maps: list[SourceMap] | None = None
+
+    def of(self, index: int) -> SourceMap:
+        if self._maps is None:
+            self._maps = []
+            try:
+                tolerated: list[_LoadError] = []
+                for _, _, source in _documents(
+                    self._text, track=True, kube=self._kube, warnings=tolerated if self._kube else None
+                ):
+                    self._maps.append(source if source is not None else SourceMap())
+            except YamlError:
+                pass  # the documents before the broken one keep their positions
+        return self._maps[index] if index < len(self._maps) else SourceMap()
+
+
 def _source_of(text: str, index: int, kube: bool) -> SourceMap:
     try:
         tolerated: list[_LoadError] = []  # a manifest read past its warnings is located the same way
@@ -595,15 +622,21 @@ def load_text(text: str, file: str, kube: bool = False) -> tuple[list[Document],
             )
         ]
     simple = _simple(text, kube)
+    shared = FileSources(text, kube)
     if simple is not None:
         return [
-            Document(file, index, data, None, text, kube) for index, data in enumerate(simple) if data is not None
+            Document(file, index, data, None, text, kube, shared)
+            for index, data in enumerate(simple)
+            if data is not None
         ], []
     warnings: list[_LoadError] = []
+    # a file the fast reader declined is read once, positions kept: its findings need them
+    maps: list[SourceMap] = []
     try:
-        for index, data, _ in _documents(text, track=False, kube=kube, warnings=warnings):
+        for index, data, source in _documents(text, track=True, kube=kube, warnings=warnings):
+            maps.append(source if source is not None else SourceMap())
             if data is not None:
-                docs.append(Document(file, index, data, None, text, kube))
+                docs.append(Document(file, index, data, maps[-1], text, kube))
     except YamlError as err:
         return docs, [_problem_at(file, err.mark, err.rule, str(err), err.hint)]
     return docs, [_problem_at(file, w.mark, w.rule, str(w), w.hint, Severity.WARNING) for w in warnings]
