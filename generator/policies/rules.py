@@ -553,24 +553,17 @@ def gitops_rules(target: Target) -> Iterator[Problem]:
                     f"longer than the {_JOB_NAME_MAX} characters a Job name may have",
                     hint=f"shorten metadata.name to at most {_JOB_NAME_MAX - 1 - NAME_HASH_LENGTH} characters",
                 )
-    reserved = ("app", context.POD_GROUP_LABEL)
-    for key in sorted(set(target.pod_labels) & set(reserved)):
-        yield target.policy.problem(
-            ("podLabels", key),
-            "pod-label-reserved",
-            f"pod label {key!r} is gen's: it ties each workload's Pods to their selectors",
-            hint="choose another key; gen sets app: <policy name> itself",
-            key=True,
-        )
-    for policy in target.of_kind("GpuWorkload") + target.of_kind("ReplicatedService"):
-        for key in sorted(set(policy.spec.get("podLabels", {})) & set(reserved)):
-            yield policy.problem(
+    workloads = target.of_kind("GpuWorkload") + target.of_kind("ReplicatedService")
+    for owner, labels in [(target.policy, target.pod_labels), *((p, p.spec.get("podLabels", {})) for p in workloads)]:
+        for key in sorted(set(labels) & {"app", context.POD_GROUP_LABEL}):
+            yield owner.problem(
                 ("podLabels", key),
                 "pod-label-reserved",
                 f"pod label {key!r} is gen's: it ties the Pods to their selectors",
                 hint="choose another key; gen sets app: <policy name> itself",
                 key=True,
             )
+    for policy in workloads:
         if gitops.CONFIG_HASH in policy.spec.get("podAnnotations", {}):
             yield policy.problem(
                 ("podAnnotations", gitops.CONFIG_HASH),
