@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -108,11 +109,14 @@ _NOT_MANIFEST_DIRS = frozenset({".github", ".gitlab", ".circleci"})
 _KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 
+_NOT_MANIFEST_NAME = re.compile("|".join(fnmatch.translate(pattern) for pattern in _NOT_MANIFEST_NAMES))
+
+
 def _tool_file(path: str) -> bool:
-    name = os.path.basename(path)
-    if any(fnmatch.fnmatchcase(name, pattern) for pattern in _NOT_MANIFEST_NAMES):
+    directory, name = os.path.split(path)
+    if _NOT_MANIFEST_NAME.match(name):
         return True
-    return bool(_NOT_MANIFEST_DIRS.intersection(Path(path).parts[:-1]))
+    return bool(directory) and not _NOT_MANIFEST_DIRS.isdisjoint(directory.split("/"))
 
 
 def _is_fragment(path: str) -> bool:
@@ -195,7 +199,13 @@ def manifest_files(
     Kustomize patch files are known from the kustomization beside them or in a directory above
     (a `patches/` folder); Helm charts are said once each (render them with `helm template`).
     """
+    paths = list(paths)
     found, missing = named(paths, MANIFEST_SUFFIXES)
+    # a kustomization is found by the walk that finds its patches; a file named on its own may
+    # have one in its directory or above
+    look_for_patches = any(os.path.basename(path) in _KUSTOMIZATIONS for path, _ in found) or any(
+        root.is_file() for root in paths
+    )
     kept: list[tuple[str, str]] = []
     skipped: list[str] = []
     patch_cache: dict[str, set[str]] = {}
@@ -204,7 +214,9 @@ def manifest_files(
     for path, name in found:
         if excluded(name):
             continue
-        if path != "/dev/stdin" and (_tool_file(name) or _is_fragment(path) or _is_patch(path, patch_cache)):
+        if path != "/dev/stdin" and (
+            _tool_file(name) or _is_fragment(path) or (look_for_patches and _is_patch(path, patch_cache))
+        ):
             skipped.append(name)
             continue
         root = _chart_root(path, roots) if path != "/dev/stdin" else None
@@ -229,12 +241,16 @@ def manifest_files(
 
 
 def _is_patch(path: str, cache: dict[str, set[str]]) -> bool:
-    """Whether a kustomization in path's directory or up to two above uses path as a patch."""
-    real = os.path.realpath(path)
-    directory = os.path.dirname(real)
+    """Whether a kustomization in path's directory or up to two above uses path as a patch
+    (its real path is worked out only where such a kustomization lists patches)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    real = None
     for _ in range(3):
-        if real in _patches_of(directory, cache):
-            return True
+        patches = _patches_of(directory, cache)
+        if patches:
+            real = real or os.path.realpath(path)
+            if real in patches:
+                return True
         parent = os.path.dirname(directory)
         if parent == directory:
             break
