@@ -34,8 +34,7 @@ def run(
 
     changes = list(result.changes)
     if not targets:  # directories no target renders any more leave Git whole
-        for removal in write.removals(out, result.plans):
-            changes += sync.plan_removed_directory(removal.reldir, write.safe_dir(out, removal.reldir))
+        changes += sync.removed_directories(out, write.removals(out, result.plans))
     changes = sync.ordered(changes)
     if fmt == "json":
         print(json.dumps([c.as_dict() for c in changes], indent=2))

@@ -48,11 +48,7 @@ def run(
     plans = result.plans + removed
     if check:
         return _check(out, plans, fmt, shown)
-    changes = result.changes + [
-        change
-        for plan in removed
-        for change in sync.plan_removed_directory(plan.reldir, write.safe_dir(out, plan.reldir))
-    ]
+    changes = result.changes + sync.removed_directories(out, removed)
     if diff:
         text = "".join(
             write.unified_diff(write.safe_dir(out, plan.reldir), plan.with_manifest(), plan.reldir) for plan in plans

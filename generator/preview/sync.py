@@ -19,7 +19,7 @@ from generator.kube import updates
 from generator.kube.scope import POD_SPEC_PATHS, at_path, title
 from generator.layout import FRAGMENTS_DIR, MANIFEST_FILE
 from generator.render.links import TEMPLATE_PATHS, HpaIndex, hpa_index
-from generator.render.write import owned_files, read_regular
+from generator.render.write import DirPlan, owned_files, read_regular, safe_dir
 from generator.yamlio.load import load_text
 
 # In the order a reviewer weighs them: what fails the sync first, what only adds last.
@@ -238,9 +238,13 @@ def plan_directory(
     return changes
 
 
-def plan_removed_directory(target: str, directory: Path) -> list[Change]:
-    """A directory no target renders any more: every object in it leaves Git."""
-    return plan_directory(target, Engines({}), directory, {}, {})
+def removed_directories(out: Path, removals: Iterable[DirPlan]) -> list[Change]:
+    """Directories under out that no target renders any more: every object in them leaves Git."""
+    return [
+        change
+        for removal in removals
+        for change in plan_directory(removal.reldir, Engines({}), safe_dir(out, removal.reldir), {}, {})
+    ]
 
 
 def ordered(changes: Iterable[Change]) -> list[Change]:
