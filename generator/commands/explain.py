@@ -74,13 +74,22 @@ def _gpu_pod(policy: Policy, pod_spec: Any, target: str, priority: int) -> gpu.G
     return gpu.GpuPod(policy.name, resource, pod_spec, policy.kind, target=target, priority=priority)
 
 
+def _floor_field(policy: Policy) -> tuple[str, ...]:
+    """Where a workload says how many of its Pods must run: a gang's, an HPA's minimum, a
+    service's replicas; a single Pod's GPUs otherwise."""
+    if "gang" in policy.spec:
+        return ("gang",)
+    if "autoscaling" in policy.spec:
+        return ("autoscaling", "minReplicas")
+    return ("replicas",) if policy.kind == "ReplicatedService" else ("gpu", "count")
+
+
 def _capacity_problems(policy: Policy, fit: gpu.Capacity) -> list[Problem]:
     """A floor or a gang that cannot be placed never works: an error; a ceiling short, a warning."""
+    at = _floor_field(policy)
     if fit.gang and fit.fit_floor < fit.floor:
-        at: tuple[str, ...] = ("gang",)
         message = f"the gang of {fit.floor} cannot start: only {fit.fit_floor} members fit in the inventory"
     elif fit.fit_floor < fit.floor:
-        at = ("autoscaling", "minReplicas") if "autoscaling" in policy.spec else ("replicas",)
         message = f"only {fit.fit_floor} of the {fit.floor} replicas it always runs fit in the inventory"
     elif fit.fit_ceiling < fit.ceiling:
         return [
@@ -120,20 +129,11 @@ def _together_problems(policy: Policy, fits_alone: bool, fit: gpu.Together, firs
     workloads, which kube-scheduler places first (higher priority, or before it by name)."""
     if fit.fit_floor >= fit.floor or not fits_alone:
         return []
-    at: tuple[str, ...] = (
-        ("gang",)
-        if "gang" in policy.spec
-        else ("autoscaling", "minReplicas")
-        if "autoscaling" in policy.spec
-        else ("replicas",)
-        if policy.kind == "ReplicatedService"
-        else ("gpu", "count")
-    )
     named = ", ".join(first[:3]) + (f" and {len(first) - 3} more" if len(first) > 3 else "")
     before = f" after {named}" if first else " first"
     return [
         policy.problem(
-            at,
+            _floor_field(policy),
             "gpu-capacity-together",
             f"target {fit.target!r}: its floor of {fit.floor} fits the inventory alone, but only {fit.fit_floor} fit "
             f"beside the target's other GPU workloads, placed{before}",
