@@ -125,49 +125,19 @@ def _kubeconfig(tmp_path: Path, url: str) -> Path:
 def test_gen_cost_apply_sends_it_through_a_kubeconfig(gen, server: str, tmp_path: Path) -> None:
     samples = tmp_path / "sample.json"
     samples.write_text(json.dumps(sample()))
-    now = NOW.isoformat()
-    run = gen(
-        "cost",
-        "--sample",
-        samples,
-        "--now",
-        now,
-        "--apply",
-        "--pod",
-        "lab/cache-0",
-        "--kubeconfig",
-        _kubeconfig(tmp_path, server),
-    )
+    config = _kubeconfig(tmp_path, server)
+
+    def apply(*extra: str):
+        return gen("cost", "--sample", samples, "--now", NOW.isoformat(), "--apply", "--pod", "lab/cache-0",
+                   "--kubeconfig", config, *extra)  # fmt: skip
+
+    run = apply()
     assert run.code == 0 and "Pod lab/cache-0: deletion cost set" in run.err, run.err
     assert _Recorder.requests[0]["path"] == "/api/v1/namespaces/lab/pods/cache-0"
-    unchanged = gen(
-        "cost",
-        "--sample",
-        samples,
-        "--now",
-        now,
-        "--apply",
-        "--pod",
-        "lab/cache-0",
-        "--kubeconfig",
-        _kubeconfig(tmp_path, server),
-        "--last-cost",
-        "200",
-    )
+    unchanged = apply("--last-cost", "200")
     assert unchanged.code == 0 and "unchanged" in unchanged.err and len(_Recorder.requests) == 1
     _Recorder.status = 422  # a Pod of another UID: the test operation fails
-    refused = gen(
-        "cost",
-        "--sample",
-        samples,
-        "--now",
-        now,
-        "--apply",
-        "--pod",
-        "lab/cache-0",
-        "--kubeconfig",
-        _kubeconfig(tmp_path, server),
-    )
+    refused = apply()
     assert refused.code == 1 and "was not applied: 422" in refused.err
 
 
