@@ -222,3 +222,12 @@ def test_the_readme_plan_example_prints_what_the_readme_says(gen, tmp_path: Path
     edit(policies / "llm-pretrain.yaml", "llm-pretrain:2026.11", "llm-pretrain:2026.12")
     run = gen("plan", policies, "--out", tmp_path / "deploy")
     assert run.code == 1 and run.out.strip() == shown[1]
+
+
+def test_a_pod_template_that_starts_reading_a_configmap_gains_its_hash(gen, stack: Path) -> None:
+    policy = stack / "policies/inference.yaml"
+    policy.write_text(policy.read_text() + "  envFrom: [{configMapRef: {name: webapi-settings}}]\n")
+    edit(stack / "manifests/web/config.yaml", "name: webapi-settings", "name: webapi-settings\n  namespace: ml")
+    _, prod, _ = plan(gen, stack)
+    restart = prod[("restart", "Deployment", "ml/inference")]
+    assert "gen.dev/config-hash added" in restart["reason"]

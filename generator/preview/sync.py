@@ -123,8 +123,10 @@ def _annotations(obj: dict[str, Any]) -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
-def _changed_field(path: updates.Path) -> str:
+def _changed_field(path: updates.Path, before: dict[str, Any]) -> str:
     if path[-2:] == ("annotations", CONFIG_HASH):
+        if at_path(before, path) is None:
+            return "gen.dev/config-hash added (a change to a ConfigMap its Pods read now rolls them)"
         return "a ConfigMap its Pods read changed (gen.dev/config-hash)"
     return f"{updates.spelled(path)} changed"
 
@@ -146,7 +148,7 @@ def compared(
     identity = _identity(new)
     refusal = updates.refused(before, after)
     if refusal is not None:
-        what = _changed_field(refusal.changed) + (
+        what = _changed_field(refusal.changed, before) + (
             ", and it is immutable"
             if refusal.changed == refusal.field
             else f", and {updates.spelled(refusal.field)} is immutable"
@@ -161,9 +163,9 @@ def compared(
     in_template = [path for path in changed if template is not None and path[: len(template)] == template]
     more = f" and {len(changed) - 1} more" if len(changed) > 1 else ""
     if in_template:
-        reason = f"{_changed_field(in_template[0])}{more}: {size} replaced"
+        reason = f"{_changed_field(in_template[0], before)}{more}: {size} replaced"
         return Change(target, "restart", *identity, reason, pods, gpus, rel)
-    what = _changed_field(changed[0])
+    what = _changed_field(changed[0], before)
     if identity[0] == "PersistentVolumeClaim" and changed[0] == _STORAGE_REQUEST:
         what = (
             f"storage grows from {at_path(old, _STORAGE_REQUEST)} to {at_path(new, _STORAGE_REQUEST)} "
