@@ -231,3 +231,10 @@ def test_a_pod_template_that_starts_reading_a_configmap_gains_its_hash(gen, stac
     _, prod, _ = plan(gen, stack)
     restart = prod[("restart", "Deployment", "ml/inference")]
     assert "gen.dev/config-hash added" in restart["reason"]
+
+
+def test_a_committed_file_edited_past_reading_is_still_planned(gen, stack: Path) -> None:
+    (stack / "deploy/prod/ml/deployment-inference.yaml").write_text("apiVersion: apps/v1\nkind: [\n")
+    edit(stack / "policies/inference.yaml", "vllm:0.9.1", "vllm:0.9.2")
+    code, prod, _ = plan(gen, stack)
+    assert code == 0 and "holds no object gen can read" in prod[("update", "Deployment", "ml/inference")]["reason"]

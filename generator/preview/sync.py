@@ -222,11 +222,14 @@ def plan_directory(
     file, the objects they hold). Only files whose content differs are read."""
     owned = owned_files(directory) if directory.is_dir() else {}
     old: dict[str, dict[str, Any]] = {}
+    unreadable: set[str] = set()  # committed, but no object can be read from it (edited by hand?)
     for rel in owned:
         if _is_object_file(rel) and (rel not in files or owned[rel] != _digest(files[rel])):
             found = read_object(directory / rel)
             if found is not None:
                 old[rel] = found
+            else:
+                unreadable.add(rel)
     hpas = {**hpa_index(old.values()), **hpa_index(objects.values())}
     changes: list[Change] = []
     for rel, obj in objects.items():
@@ -236,6 +239,9 @@ def plan_directory(
             change = compared(target, engines, old[rel], obj, hpas, rel)
             if change is not None:
                 changes.append(change)
+        elif rel in unreadable:
+            reason = "the committed file holds no object gen can read, so what the cluster runs is unknown: applied as rendered"
+            changes.append(Change(target, "update", *_identity(obj), reason, rel=rel))
     changes += [removed(target, engines, obj, hpas, rel) for rel, obj in old.items() if rel not in objects]
     return changes
 
