@@ -32,22 +32,24 @@ class Target:
     pod_labels: dict[str, str] = field(default_factory=dict)  # on every workload's Pod template
     pod_security: dict[str, str] = field(default_factory=dict)  # namespace -> level it enforces
     policies: list[Policy] = field(default_factory=list)
-    _by_kind: tuple[int, dict[str, list[Policy]]] = field(default=(-1, {}), repr=False, compare=False)
+    _by_kind: tuple[int, dict[str, tuple[Policy, ...]]] = field(default=(-1, {}), repr=False, compare=False)
 
     @property
     def versions(self) -> tuple[str, ...]:
         """The versions its output is validated for: the cluster's, and the next one if set."""
         return (self.kubernetes_version, self.upgrade_to) if self.upgrade_to else (self.kubernetes_version,)
 
-    def of_kind(self, kind: str) -> list[Policy]:
-        """The target's policies of one kind; indexed once, since rules ask per policy."""
+    def of_kind(self, kind: str) -> tuple[Policy, ...]:
+        """The target's policies of one kind; indexed once, since rules ask per policy (a
+        tuple, not a copy: a copy per policy made a large target's render grow quadratically)."""
         count, index = self._by_kind
         if count != len(self.policies):
-            index = {}
+            grouped: dict[str, list[Policy]] = {}
             for policy in self.policies:
-                index.setdefault(policy.kind, []).append(policy)
+                grouped.setdefault(policy.kind, []).append(policy)
+            index = {kind: tuple(found) for kind, found in grouped.items()}
             self._by_kind = (len(self.policies), index)
-        return list(index.get(kind, ()))
+        return index.get(kind, ())
 
 
 def _implicit_policy() -> Policy:

@@ -2,7 +2,8 @@
 
 Every `{{ }}` output passes through a data-safe encoder (YAML flow or JSON), undefined
 variables are errors, and the rendered text is parsed back and re-emitted canonically, so a
-policy value can never add structure to a manifest.
+policy value can never add structure to a manifest. A YAML template's values are put into
+its parsed shape as data (render.skeletons), which is that parse without repeating it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from generator.policies import manifests, podspec
 from generator.policies.policy import Policy
 from generator.policies.targets import Target
 from generator.problems import Problem, Severity
-from generator.render import patches
+from generator.render import patches, skeletons
 from generator.resources import data_dir
 from generator.yamlio.load import Document, YamlError, parse_yaml
 from generator.yamlio.serialize import canonical, dump_yaml, yaml_scalar
@@ -184,7 +185,8 @@ def _bytecode_cache(kind: str) -> jinja2.BytecodeCache | None:
 
 @cache
 def _environment(kind: str) -> jinja2.Environment:
-    finalize: Callable[[Any], str] = _finalize_json if kind == "json" else yaml_scalar
+    """kind: "yaml" and "json" print encoded values; "data" prints skeletons' tokens."""
+    finalize: Callable[..., str] = {"json": _finalize_json, "yaml": yaml_scalar, "data": skeletons.token}[kind]
     env = _Sandbox(
         bytecode_cache=_bytecode_cache(kind),
         loader=jinja2.FileSystemLoader(str(data_dir("templates"))),
@@ -213,13 +215,13 @@ class RenderError(Exception):
         self.problem = problem
 
 
-def _template(name: str) -> jinja2.Template:
-    return _environment("json" if name.endswith(".json.j2") else "yaml").get_template(name)
+def _template(name: str, kind: str | None = None) -> jinja2.Template:
+    return _environment(kind or ("json" if name.endswith(".json.j2") else "yaml")).get_template(name)
 
 
-def render_text(template: str, context: dict[str, Any]) -> str:
+def render_text(template: str, context: dict[str, Any], kind: str | None = None) -> str:
     try:
-        return _template(template).render(context)
+        return _template(template, kind).render(context)
     except jinja2.TemplateSyntaxError as err:
         raise RenderError(
             Problem(
@@ -245,9 +247,14 @@ def _template_line(err: BaseException, template: str) -> int:
 
 
 def render_yaml(template: str, context: dict[str, Any]) -> Any:
-    text = render_text(template, context)
+    skeletons.start()
+    text = render_text(template, context, "data")
     if not text.strip():
         return None  # a template whose condition is off renders nothing
+    try:
+        return skeletons.filled(text)
+    except skeletons.Unusual:
+        text = render_text(template, context)
     try:
         return parse_yaml(text)
     except YamlError as err:
@@ -341,7 +348,7 @@ def compile_templates(kinds: tuple[str, ...]) -> None:
     for kind in kinds:
         for template in TEMPLATES[kind]:
             with contextlib.suppress(jinja2.TemplateError):  # reported, with its line, by a render
-                _template(template)
+                _template(template, "data")
 
 
 def _finish(obj: dict[str, Any], target: Target) -> dict[str, Any]:
