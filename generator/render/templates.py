@@ -186,7 +186,8 @@ def _bytecode_cache(kind: str) -> jinja2.BytecodeCache | None:
 @cache
 def _environment(kind: str) -> jinja2.Environment:
     """kind: "yaml" and "json" print encoded values; "data" prints skeletons' tokens."""
-    finalize: Callable[..., str] = {"json": _finalize_json, "yaml": yaml_scalar, "data": skeletons.token}[kind]
+    finalizers: dict[str, Callable[..., str]] = {"json": _finalize_json, "yaml": yaml_scalar, "data": skeletons.token}
+    finalize = finalizers[kind]
     env = _Sandbox(
         bytecode_cache=_bytecode_cache(kind),
         loader=jinja2.FileSystemLoader(str(data_dir("templates"))),
