@@ -33,6 +33,11 @@ MAX_BATCHES = 4096 // _RECORD
 
 
 def cpus() -> int:
+    """The CPUs gen may use: GEN_WORKERS when set (a count; 1 keeps all work in one process),
+    else those this process may run on."""
+    wanted = os.environ.get("GEN_WORKERS", "")
+    if wanted.isdigit() and int(wanted) > 0:
+        return int(wanted)
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 

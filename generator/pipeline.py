@@ -84,16 +84,21 @@ def _definitions(paths: tuple[Path, ...]) -> list[tuple[object, str]]:
 def render(options: RenderOptions) -> RenderResult:
     """Everything but the write: plans per directory, or problems.
 
-    Targets are independent, so large runs render them in worker processes; results are
-    collected in target order, so the output does not depend on scheduling.
+    Targets are independent, so large runs render them in worker processes, one target each;
+    with fewer targets than CPUs, the targets go one after another, each target's policies
+    and objects over all CPUs. Results are collected in order, so the output does not depend
+    on scheduling or on the number of processes.
     """
     targets, problems = _checked_targets(options.policy_dir, options.targets, _prepare_render)
     from generator.render import plan  # imported already by _prepare_render, where loading forked
 
     result = RenderResult(problems)
     job = partial(plan.render_and_plan, out=options.out, definitions=_definitions(options.crds))
-    processes = parallel.workers(sum(len(t.policies) for t in targets), most=len(targets))
-    outcomes = parallel.map_in_order(job, targets, processes, weight=lambda target: len(target.policies))
+    processes = parallel.workers(sum(len(t.policies) for t in targets))
+    if len(targets) >= processes:
+        outcomes = parallel.map_in_order(job, targets, processes, weight=lambda target: len(target.policies))
+    else:
+        outcomes = [job(t, processes=parallel.workers(len(t.policies))) for t in targets]
     rendered: list[tuple[str, Problem]] = []
     for target, (plans, found, changes) in zip(targets, outcomes, strict=True):
         result.plans.extend(plans)

@@ -188,3 +188,10 @@ def test_a_failed_fork_stops_the_children_already_started(monkeypatch: pytest.Mo
     with pytest.raises(BlockingIOError):
         parallel.map_in_order(_square_with_pid, list(range(9)), 3)
     assert _no_children_left()
+
+
+@pytest.mark.parametrize(("value", "expected"), [("3", 3), ("1", 1), ("0", None), ("many", None), ("", None)])
+def test_gen_workers_sets_the_process_count(monkeypatch: pytest.MonkeyPatch, value: str, expected: int | None) -> None:
+    monkeypatch.setenv("GEN_WORKERS", value)
+    available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert parallel.cpus() == (expected if expected is not None else available)

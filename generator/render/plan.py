@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from generator import gitops
+from generator import gitops, parallel
 from generator.kube import crds, pod_security, scope, updates
 from generator.kube.api_versions import DEFAULT_VERSION
 from generator.kube.scope import is_definition
@@ -63,6 +64,20 @@ def _manifest_problems(manifest: Manifest, validator: ManifestValidator) -> list
             )
         )
     return problems
+
+
+_Judged = tuple[str, list[Problem]]
+
+
+def _judged(manifest: Manifest, validator: ManifestValidator, raw_validator: ManifestValidator) -> _Judged:
+    """An object's file text and findings: independent of every other object's."""
+    return manifest.text, _manifest_problems(manifest, raw_validator if manifest.raw else validator)
+
+
+_PLAIN_JUDGED = parallel.Codec(
+    lambda judged: (judged[0], [p.to_plain() for p in judged[1]]),
+    lambda plain: (plain[0], [Problem.from_plain(p) for p in plain[1]]),
+)
 
 
 def _owner(manifest: Manifest) -> str:
@@ -136,12 +151,14 @@ def render_and_plan(
     out: Path | None,
     definitions: Sequence[tuple[Any, str]] = (),
     only: Callable[[Policy], bool] | None = None,
+    processes: int = 1,
 ) -> Outcome:
     """Stages 3-4 for one target: its directory and, if asked, its GitOps objects' directory,
     and what syncing them changes against the render committed in out (None: no render to
     compare with, as for `gen lint`). `only` renders and judges just some policies' objects,
-    without the checks across all of the target's objects (`gen lint` of a few files)."""
-    rendered, problems = render_target(target, only)
+    without the checks across all of the target's objects (`gen lint` of a few files).
+    `processes`: how many the target's policies and objects are spread over."""
+    rendered, problems = render_target(target, only, processes)
     links.config_hashes(rendered.manifests)
     links.new_names(rendered.manifests)
     plugins = _declared_plugins(target)
@@ -157,8 +174,10 @@ def render_and_plan(
     # the team's objects, as `gen validate` judges them
     raw_validator = ManifestValidator(target.versions, plugins, enforced=enforced, definitions=catalog)
     well_formed = []  # objects of their kind's shape, which the checks across objects may rely on
-    for manifest in rendered.manifests:
-        found = _manifest_problems(manifest, raw_validator if manifest.raw else validator)
+    judge = partial(_judged, validator=validator, raw_validator=raw_validator)
+    judged = parallel.map_in_order(judge, rendered.manifests, processes, codec=_PLAIN_JUDGED)
+    for manifest, (text, found) in zip(rendered.manifests, judged, strict=True):
+        manifest.text = text  # written in a worker: the same text
         problems.extend(found)
         if not any(p.rule in SHAPE_UNSURE for p in found):
             well_formed.append(manifest)

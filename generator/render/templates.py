@@ -14,13 +14,13 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cache, cached_property, partial
 from typing import Any
 
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from generator import gitops
+from generator import gitops, parallel
 from generator.kube import scope
 from generator.kube.scope import POD_SPEC_PATHS
 from generator.policies import context as ctx
@@ -430,45 +430,68 @@ def _origins(policy: Policy, obj: dict[str, Any]) -> list[tuple[Path, Path]]:
     return found
 
 
-def render_target(target: Target, only: Callable[[Policy], bool] | None = None) -> tuple[TargetRender, list[Problem]]:
-    """The target's objects (those of the policies `only` picks, when given) and its Namespaces."""
+# What one policy renders, as a worker sends it: (object, template, origins) per object,
+# (path, data, comment) per integration fragment, and its problems as plain values.
+_Objects = list[tuple[dict[str, Any], str, list[tuple[Path, Path]]]]
+_PolicyOutput = tuple[_Objects, list[tuple[str, Any, str]], list[Problem]]
+
+
+def _render_policy(policy: Policy, target: Target) -> _PolicyOutput:
+    """One policy's finished objects and fragments: independent of every other policy's, so a
+    large target's policies render over all CPUs."""
+    problems: list[Problem] = []
+    fragments: list[tuple[str, Any, str]] = []
+    try:
+        context = ctx.build(policy, target)
+        if policy.kind == "Scheduler":
+            context["config_text"] = dump_yaml(render_yaml("scheduler/kubescheduler-config.yaml.j2", context))
+        if policy.kind in ("Scheduler", "Monitoring"):
+            dashboard = render_json(f"{policy.kind.lower()}/dashboard.json.j2", context)
+            context["dashboard_json"] = json.dumps(dashboard, indent=2) + "\n"
+        if policy.kind == "Monitoring":
+            fragments = [(rel, render_yaml(t, context), comment) for rel, t, comment in ctx.MONITORING_FRAGMENTS]
+        rendered: list[patches.Rendered] = []
+        for template in TEMPLATES[policy.kind]:
+            needed = WHEN_SPEC_HAS.get(template)
+            if needed is not None and needed not in policy.spec:
+                continue
+            rendered += [patches.Rendered(obj, template, _origins(policy, obj)) for obj in _objects(template, context)]
+        problems += patches.apply(policy, rendered)
+        return [(_finish(r.obj, target), r.template, r.origins) for r in rendered], fragments, problems
+    except RenderError as err:
+        return [], [], [*problems, err.problem]
+
+
+_PLAIN_OUTPUT = parallel.Codec(
+    lambda found: (found[0], found[1], [p.to_plain() for p in found[2]]),
+    lambda plain: (plain[0], plain[1], [Problem.from_plain(p) for p in plain[2]]),
+)
+
+
+def render_target(
+    target: Target, only: Callable[[Policy], bool] | None = None, processes: int = 1
+) -> tuple[TargetRender, list[Problem]]:
+    """The target's objects (those of the policies `only` picks, when given) and its Namespaces,
+    the policies spread over `processes`; the same objects in the same order whatever their number."""
     out = TargetRender(target)
     problems: list[Problem] = []
     custom = manifests.cluster_kinds(target.of_kind("Manifests"))
-    for policy in sorted(target.policies, key=lambda p: (p.kind, p.name)):
-        if only is not None and not only(policy):
-            continue
+    chosen = [p for p in sorted(target.policies, key=lambda p: (p.kind, p.name)) if only is None or only(p)]
+    templated = [p for p in chosen if p.kind != "Manifests"]
+    job = partial(_render_policy, target=target)
+    results = dict(
+        zip(map(id, templated), parallel.map_in_order(job, templated, processes, codec=_PLAIN_OUTPUT), strict=True)
+    )
+    for policy in chosen:
         if policy.kind == "Manifests":
             for raw in manifests.load(policy)[0]:
                 obj = _finish(manifests.placed(raw, policy, custom), target)
                 out.manifests.append(Manifest(obj, policy, "", [policy], [((), raw.at)], raw.doc))
             continue
-        try:
-            context = ctx.build(policy, target)
-            if policy.kind == "Scheduler":
-                context["config_text"] = dump_yaml(render_yaml("scheduler/kubescheduler-config.yaml.j2", context))
-                context["dashboard_json"] = (
-                    json.dumps(render_json("scheduler/dashboard.json.j2", context), indent=2) + "\n"
-                )
-            if policy.kind == "Monitoring":
-                context["dashboard_json"] = (
-                    json.dumps(render_json("monitoring/dashboard.json.j2", context), indent=2) + "\n"
-                )
-                for rel, template, comment in ctx.MONITORING_FRAGMENTS:
-                    out.fragments.append(Fragment(rel, render_yaml(template, context), policy, comment))
-            rendered: list[patches.Rendered] = []
-            for template in TEMPLATES[policy.kind]:
-                needed = WHEN_SPEC_HAS.get(template)
-                if needed is not None and needed not in policy.spec:
-                    continue
-                rendered += [
-                    patches.Rendered(obj, template, _origins(policy, obj)) for obj in _objects(template, context)
-                ]
-            problems += patches.apply(policy, rendered)
-            for r in rendered:
-                out.manifests.append(Manifest(_finish(r.obj, target), policy, r.template, [policy], r.origins))
-        except RenderError as err:
-            problems.append(err.problem)
+        objects, fragments, found = results[id(policy)]
+        problems += found
+        out.fragments += [Fragment(rel, data, policy, comment) for rel, data, comment in fragments]
+        out.manifests += [Manifest(obj, policy, template, [policy], origins) for obj, template, origins in objects]
     try:
         for namespace, sources in ctx.namespaces(target).items():
             level = target.pod_security.get(namespace, "restricted")
