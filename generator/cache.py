@@ -1,16 +1,30 @@
 """Where gen keeps what it can reuse between runs: under the user's cache directory
 (`$XDG_CACHE_HOME/gen`, else `~/.cache/gen`), one folder per gen version, so nothing is ever
 trusted across versions. Everything cached is a speed-up only: a missing, unwritable or corrupt
-cache is ignored, and `GEN_NO_CACHE=1` turns caching off.
+cache is ignored, and `gen --no-cache` or `GEN_NO_CACHE=1` turns caching off.
+
+Entries are written to a temporary file and renamed into place, so a run reading while another
+writes sees the whole entry or none.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import marshal
 import os
+import tempfile
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from generator import __version__
+
+
+def disable() -> None:
+    """No cache for the rest of this process (`gen --no-cache`)."""
+    os.environ["GEN_NO_CACHE"] = "1"  # forked workers and anything asking later see it too
+    directory.cache_clear()
 
 
 @cache
@@ -28,3 +42,41 @@ def directory(kind: str) -> Path | None:
     except OSError:
         return None
     return folder
+
+
+def key(content: bytes) -> str:
+    """An entry's name: the SHA-256 of what it was made from."""
+    return hashlib.sha256(content).hexdigest()
+
+
+def read(kind: str, name: str) -> Any:
+    """The plain value stored under name, or None (no entry, caching off, or an entry that does not read)."""
+    folder = directory(kind)
+    if folder is None:
+        return None
+    try:
+        with open(folder / name, "rb") as entry:
+            return marshal.load(entry)
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+
+
+def write(kind: str, name: str, value: Any) -> None:
+    """Store a plain value (what marshal writes) under name; silently nothing when it cannot be."""
+    folder = directory(kind)
+    if folder is None:
+        return
+    try:
+        data = marshal.dumps(value)
+    except ValueError:
+        return  # a value marshal does not know: not cached
+    with contextlib.suppress(OSError):
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+        try:
+            with os.fdopen(handle, "wb") as entry:
+                entry.write(data)
+            os.replace(temporary, folder / name)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise

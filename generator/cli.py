@@ -55,8 +55,20 @@ def _root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
     ] = False,
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache",
+            help="Neither read nor write gen's cache (compiled templates, CRD sources, the CEL parser); "
+            "GEN_NO_CACHE=1 does the same.",
+        ),
+    ] = False,
 ) -> None:
     """gen: GitOps policy/manifest generator."""
+    if no_cache:
+        from generator import cache
+
+        cache.disable()
 
 
 @app.command("render")

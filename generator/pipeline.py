@@ -74,11 +74,9 @@ def _prepare_render() -> None:
 
 def _definitions(paths: tuple[Path, ...]) -> list[tuple[object, str]]:
     """The CRDs under paths, read once here for every target (and the workers forked next)."""
-    from generator.files import MANIFEST_SUFFIXES, named
-    from generator.yamlio.load import load_file
+    from generator.kube import crds
 
-    found, _ = named(paths, MANIFEST_SUFFIXES)
-    return [(doc.data, name) for path, name in found for doc in load_file(path, name, kube=True)[0]]
+    return crds.stored(paths)[0]
 
 
 def render(options: RenderOptions) -> RenderResult:

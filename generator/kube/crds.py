@@ -16,6 +16,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from datetime import date, datetime
+from pathlib import Path as FsPath
 from typing import Any
 
 import jsonschema_rs
@@ -24,7 +25,7 @@ from generator import schemas
 from generator.kube import names
 from generator.kube.findings import Finding, Path
 from generator.kube.scope import CRD_GROUP, is_definition
-from generator.problems import Severity
+from generator.problems import Problem, Severity
 from generator.schema_messages import in_words, shown
 
 # JSON Schema keywords a structural schema's value validations share with draft 2020-12.
@@ -561,19 +562,16 @@ class Catalog:
     def __bool__(self) -> bool:
         return bool(self._by_kind)
 
-    def add(self, crd: Any, origin: str) -> None:
-        if (
-            not is_definition(crd)
-            or crd["apiVersion"] != f"{CRD_GROUP}/v1"  # v1beta1 was removed in 1.22
-            or any(f.severity is Severity.ERROR for f in check_definition(crd))
-        ):
-            return  # kube-apiserver would not store it: its resources stay unknown
+    def add(self, crd: Any, origin: str, stored: bool = False) -> None:
+        """Learn a CRD if kube-apiserver would store it (stored: known to be, by stored())."""
+        if not stored and not would_store(crd):
+            return  # its resources stay unknown
         definition = Definition(crd, origin)
         self._by_kind.setdefault((definition.group, definition.kind), definition)
 
-    def add_all(self, crds: Iterable[tuple[Any, str]]) -> None:
+    def add_all(self, crds: Iterable[tuple[Any, str]], stored: bool = False) -> None:
         for crd, origin in crds:
-            self.add(crd, origin)
+            self.add(crd, origin, stored)
 
     def find(self, api: str, kind: str) -> Definition | None:
         group = api.rpartition("/")[0] if "/" in api else ""
@@ -585,6 +583,42 @@ class Catalog:
             for name, spec in definition.versions.items():
                 if spec.get("served"):
                     definition.version(name)
+
+
+def would_store(crd: Any) -> bool:
+    """A CRD kube-apiserver would store: anything else defines no resource."""
+    return (
+        is_definition(crd)
+        and crd["apiVersion"] == f"{CRD_GROUP}/v1"  # v1beta1 was removed in 1.22
+        and not any(f.severity is Severity.ERROR for f in check_definition(crd))
+    )
+
+
+def stored(paths: Iterable[FsPath]) -> tuple[list[tuple[Any, str]], list[Problem]]:
+    """The CRDs kube-apiserver would store from the files below paths (the CRD sources of
+    --crds and .gen.yaml), each with its file's name; and the paths that do not exist.
+
+    Which CRDs a file holds is cached by the file's content: reading and checking Kueue's and
+    Argo CD's CRDs (3 MB of YAML) was most of a `gen validate` of one file.
+    """
+    from generator import cache, files
+    from generator.yamlio.load import load_file
+
+    sources, missing = files.named(paths, files.MANIFEST_SUFFIXES)
+    found: list[tuple[Any, str]] = []
+    for path, name in sources:
+        try:
+            with open(path, "rb") as source:
+                entry = cache.key(source.read())
+        except OSError:
+            entry = ""  # load_file reports it
+        crds = cache.read("crds", entry) if entry else None
+        if not isinstance(crds, list) or not all(isinstance(crd, dict) for crd in crds):
+            crds = [doc.data for doc in load_file(path, name, kube=True)[0] if would_store(doc.data)]
+            if entry:
+                cache.write("crds", entry, crds)
+        found += [(crd, name) for crd in crds]
+    return found, missing
 
 
 # ---- the CRD itself ------------------------------------------------------------------------

@@ -631,10 +631,9 @@ def validate_paths(
     selected, problems = files.manifest_files(paths, excluded)
     definitions = crds.Catalog()
     if crd_paths:
-        sources, missing = files.named(crd_paths, files.MANIFEST_SUFFIXES)
+        known, missing = crds.stored(crd_paths)
         problems += missing
-        for path, name in sources:
-            definitions.add_all((doc.data, name) for doc in load_file(path, name, kube=True)[0])
+        definitions.add_all(known, stored=True)
     found = selected.files
     problems += selected.notes
     # an unsupported version is a usage error before any work

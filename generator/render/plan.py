@@ -168,7 +168,7 @@ def render_and_plan(
         if m.key[:2] == ("", "Namespace") and (level := pod_security.enforced_level(m.obj))
     }
     catalog = crds.Catalog()  # the team's CRDs (--crds, .gen.yaml, Manifests) judge their custom resources
-    catalog.add_all(definitions)
+    catalog.add_all(definitions, stored=True)  # crds.stored() checked them
     catalog.add_all((m.obj, m.written_in.file) for m in rendered.manifests if m.written_in and is_definition(m.obj))
     validator = ManifestValidator(target.versions, plugins, own_output=True, enforced=enforced, definitions=catalog)
     # the team's objects, as `gen validate` judges them

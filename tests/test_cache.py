@@ -1,0 +1,94 @@
+"""gen's cache is a speed-up only: the same findings cold, warm, corrupted and turned off."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from generator import cache
+from generator.kube import crds
+from tests.conftest import ROOT
+
+KUEUE = ROOT / "tests" / "realworld" / "crds" / "kueue"
+CERT_MANAGER = ROOT / "tests" / "realworld" / "crds" / "cert-manager-shaped"
+
+
+@pytest.fixture
+def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = tmp_path / "cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    monkeypatch.delenv("GEN_NO_CACHE", raising=False)
+    cache.directory.cache_clear()
+    yield home
+    cache.directory.cache_clear()
+
+
+def _entries(home: Path, kind: str) -> list[Path]:
+    return sorted(p for p in home.rglob("*") if p.is_file() and p.parent.name == kind)
+
+
+def test_an_entry_reads_back_and_a_broken_one_reads_as_none(cache_home: Path) -> None:
+    cache.write("crds", "a", [{"kind": "CustomResourceDefinition"}, 1, None])
+    assert cache.read("crds", "a") == [{"kind": "CustomResourceDefinition"}, 1, None]
+    (entry,) = _entries(cache_home, "crds")
+    for broken in (b"", b"\x00garbage", entry.read_bytes()[:5]):
+        entry.write_bytes(broken)
+        assert cache.read("crds", "a") is None
+    assert cache.read("crds", "missing") is None
+    assert not [p for p in entry.parent.iterdir() if p.name.startswith(".tmp-")]  # no temporary left
+
+
+def test_crd_sources_are_the_same_cold_warm_and_corrupted(cache_home: Path) -> None:
+    cold, missing = crds.stored([KUEUE])
+    assert not missing and {crd["spec"]["names"]["kind"] for crd, _ in cold} >= {"ClusterQueue", "LocalQueue"}
+    entries = _entries(cache_home, "crds")
+    assert len(entries) == len(list(KUEUE.glob("*.yaml")))
+    assert crds.stored([KUEUE])[0] == cold
+    for entry in entries:
+        entry.write_bytes(b"not marshal data")
+    assert crds.stored([KUEUE])[0] == cold
+    assert all(cache.read("crds", e.name) is not None for e in entries)  # rewritten whole
+
+
+def test_gen_no_cache_reads_and_writes_nothing(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GEN_NO_CACHE", "1")
+    cache.directory.cache_clear()
+    assert crds.stored([KUEUE])[0]
+    cache.write("crds", "a", 1)
+    assert cache.read("crds", "a") is None and not cache_home.exists()
+
+
+def _validate_cert(home: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    """A custom resource whose CRD's CEL rules refuse it, validated in a fresh process (the
+    parser is built or loaded once per process)."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(home)}
+    env.pop("GEN_NO_CACHE", None)
+    cert = (CERT_MANAGER / "examples.yaml").read_text().replace("size: 256", "size: 2048")
+    return subprocess.run(
+        [sys.executable, "-m", "generator", *flags, "validate", "-", "--crds", str(CERT_MANAGER)],
+        input=cert,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        check=False,
+    )
+
+
+def test_the_cel_parser_gives_the_same_verdicts_cold_warm_corrupted_and_off(tmp_path: Path) -> None:
+    home = tmp_path / "cache"
+    cold = _validate_cert(home)
+    assert cold.returncode == 1 and "crd-rule" in cold.stdout and "ECDSA key size" in cold.stdout, cold
+    (parser,) = _entries(home, "cel")
+    assert _validate_cert(home).stdout == cold.stdout
+    parser.write_bytes(b"broken")
+    assert _validate_cert(home).stdout == cold.stdout
+    assert parser.read_bytes() != b"broken"  # rebuilt
+    off = tmp_path / "off"
+    assert _validate_cert(off, "--no-cache").stdout == cold.stdout
+    assert not off.exists()
