@@ -1,0 +1,80 @@
+"""The refusal corpus: cases of Kubernetes' own validation tests (`validation_test.go` tables),
+each a manifest under tests/apiserver-corpus/<Kind>/<verdict>/ named after its upstream case.
+
+- valid/: kube-apiserver accepts it; gen must report no error (a false error is worse than a miss).
+- invalid/: kube-apiserver refuses it at create; the share gen catches is docs/rules.md's table.
+- unreachable/: the upstream function refuses it, but the API server never lets it reach that
+  function (the file says why); gen must report no error either.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+CORPUS = ROOT / "tests" / "apiserver-corpus"
+CASES = sorted(CORPUS.glob("*/*/*.yaml"))
+UPSTREAM_CASE = re.compile(r'^# Test\w+ \(pkg/apis/[\w/]+\): ".+"$')
+
+
+@pytest.fixture(scope="module")
+def errors_by_file() -> dict[str, set[str]]:
+    """Every case validated in one `gen validate` run: file -> the rules of its errors."""
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, "-m", "generator", "validate", str(CORPUS), "--format", "json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    found: dict[str, set[str]] = {}
+    for finding in json.loads(run.stdout):
+        if finding["severity"] == "error":
+            found.setdefault(Path(finding["file"]).resolve().as_posix(), set()).add(finding["rule"])
+    return found
+
+
+def test_every_case_names_its_upstream_test_and_case() -> None:
+    assert CASES
+    for case in CASES:
+        assert case.parent.name in ("valid", "invalid", "unreachable"), case
+        assert UPSTREAM_CASE.match(case.read_text().splitlines()[0]), f"{case}: first line names no upstream case"
+        if case.parent.name == "unreachable":
+            assert "# Unreachable: " in case.read_text(), f"{case}: says not why"
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.parent.name != "invalid"], ids=lambda c: c.stem)
+def test_what_kube_apiserver_accepts_gen_accepts(case: Path, errors_by_file: dict[str, set[str]]) -> None:
+    assert not errors_by_file.get(case.resolve().as_posix()), f"false error on {case.relative_to(CORPUS)}"
+
+
+def _table() -> dict[str, tuple[int, int, int]]:
+    """docs/rules.md's refusal-corpus rows: kind -> (invalid caught, invalid ported, valid ported)."""
+    text = (ROOT / "docs" / "rules.md").read_text()
+    section = text.split("### Refusal corpus", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| (\w+) \| (\d+) of (\d+) \| (\d+) of \d+ \|", section, re.M)
+    return {kind: (int(caught), int(ported), int(valid)) for kind, caught, ported, valid in rows}
+
+
+def test_the_catch_rate_per_kind_is_the_one_documented(errors_by_file: dict[str, set[str]]) -> None:
+    caught: Counter[str] = Counter()
+    ported: Counter[str] = Counter()
+    valid: Counter[str] = Counter()
+    for case in CASES:
+        kind = case.parent.parent.name
+        if case.parent.name == "invalid":
+            ported[kind] += 1
+            caught[kind] += bool(errors_by_file.get(case.resolve().as_posix()))
+        elif case.parent.name == "valid":
+            valid[kind] += 1
+    measured = {kind: (caught[kind], ported[kind], valid[kind]) for kind in sorted({*ported, *valid})}
+    assert _table() == measured
