@@ -78,3 +78,14 @@ def test_the_catch_rate_per_kind_is_the_one_documented(errors_by_file: dict[str,
             valid[kind] += 1
     measured = {kind: (caught[kind], ported[kind], valid[kind]) for kind in sorted({*ported, *valid})}
     assert _table() == measured
+
+
+def test_an_ingress_class_scope_is_cluster_when_unset(gen, tmp_path: Path) -> None:
+    """k8s-ingress-class: parameters without a scope are Cluster-scoped, as the API server
+    defaults them, so a namespace beside them is refused and none is needed."""
+    case = CORPUS / "IngressClass" / "invalid" / "valid-name-valid-controller-invalid-scope.yaml"
+    refused = gen("validate", case)
+    assert refused.code == 1 and "k8s-ingress-class" in refused.out and "(the default)" in refused.out
+    fixed = tmp_path / "ingressclass.yaml"
+    fixed.write_text(case.read_text().replace('    namespace: "foo_ns"\n', ""))
+    assert gen("validate", fixed).code == 0

@@ -5,6 +5,7 @@ ValidateIPBlock, ValidateIngressSpec)."""
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -135,3 +136,69 @@ def check_ingress(obj: dict[str, Any]) -> Iterator[Finding]:
                     (*at, "path"), "k8s-ingress", f"must be an absolute path (starting with '/') for pathType {kind}"
                 )
             yield from _backend(entry.get("backend"), (*at, "backend"))
+
+
+MAX_INGRESS_CLASS_CONTROLLER = 250
+# IsDomainPrefixedPath's path: the characters an HTTP path may hold (apimachinery's httpPathRegexp)
+_HTTP_PATH = re.compile(r"^[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$")
+
+
+def check_ingress_class(obj: dict[str, Any]) -> Iterator[Finding]:
+    """ValidateIngressClass: the controller is a domain-prefixed path of at most 250
+    characters; parameters name a kind and a name, and a namespace exactly when their scope
+    (Cluster when unset: SetDefaults_IngressClass) is Namespace."""
+    spec = obj.get("spec") or {}
+    controller = spec.get("controller") or ""
+    at: Path = ("spec", "controller")
+    if len(controller) > MAX_INGRESS_CLASS_CONTROLLER:
+        yield _error(
+            at, "k8s-ingress-class", f"controller must be no more than {MAX_INGRESS_CLASS_CONTROLLER} characters"
+        )
+    domain, _, path = controller.partition("/")
+    if not controller:
+        yield _error(
+            at, "k8s-ingress-class", "controller is required", 'a domain-prefixed path, such as "example.com/ingress"'
+        )
+    elif not domain or not path:
+        yield _error(
+            at,
+            "k8s-ingress-class",
+            f'controller {shown(controller)} must be a domain-prefixed path (such as "acme.io/foo")',
+        )
+    else:
+        if (problem := names.dns1123_subdomain(domain)) is not None:
+            yield _error(at, "k8s-ingress-class", f"controller's domain {shown(domain)} {problem}")
+        if not _HTTP_PATH.match(path):
+            yield _error(
+                at, "k8s-ingress-class", f"controller's path {shown(path)} holds characters an HTTP path may not"
+            )
+    params = spec.get("parameters")
+    if isinstance(params, dict):
+        yield from _ingress_class_parameters(params, ("spec", "parameters"))
+
+
+def _ingress_class_parameters(params: dict[str, Any], at: Path) -> Iterator[Finding]:
+    for key in ("kind", "name"):
+        value = params.get(key) or ""
+        if not value:
+            yield _error((*at, key), "k8s-ingress-class", f"parameters.{key} is required")
+        elif (problem := names.path_segment(value)) is not None:
+            yield _error((*at, key), "k8s-ingress-class", f"parameters.{key} {shown(value)} {problem}")
+    scope = params.get("scope", "Cluster")
+    namespace = params.get("namespace")
+    if scope not in ("Cluster", "Namespace"):
+        yield unsupported((*at, "scope"), "k8s-ingress-class", scope, ("Cluster", "Namespace"))
+    elif scope == "Namespace":
+        if namespace is None:
+            yield _error(
+                (*at, "namespace"), "k8s-ingress-class", "parameters.namespace is required: scope is Namespace"
+            )
+        elif (problem := names.dns1123_label(namespace)) is not None:
+            yield _error((*at, "namespace"), "k8s-ingress-class", f"parameters.namespace {shown(namespace)} {problem}")
+    elif namespace is not None:
+        yield _error(
+            (*at, "namespace"),
+            "k8s-ingress-class",
+            "parameters.namespace is forbidden: scope is Cluster" + ("" if "scope" in params else " (the default)"),
+            "set scope: Namespace, or remove the namespace",
+        )

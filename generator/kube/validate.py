@@ -119,6 +119,7 @@ GROUP_RULES: dict[tuple[str, str], Callable[[dict[str, Any]], Iterator[Finding]]
     ("policy", "PodDisruptionBudget"): policy.check_pod_disruption_budget,
     ("networking.k8s.io", "NetworkPolicy"): networking.check_network_policy,
     ("networking.k8s.io", "Ingress"): networking.check_ingress,
+    ("networking.k8s.io", "IngressClass"): networking.check_ingress_class,
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): admission.check_admission_policy,
     ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"): admission.check_admission_policy,
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): admission.check_webhooks,
