@@ -174,6 +174,8 @@ def render_and_plan(
     # the team's objects, as `gen validate` judges them
     raw_validator = ManifestValidator(target.versions, plugins, enforced=enforced, definitions=catalog)
     well_formed = []  # objects of their kind's shape, which the checks across objects may rely on
+    if processes > 1 and catalog:
+        catalog.compile()  # once here, inherited by the workers, as `gen validate` does
     judge = partial(_judged, validator=validator, raw_validator=raw_validator)
     judged = parallel.map_in_order(judge, rendered.manifests, processes, codec=_PLAIN_JUDGED)
     for manifest, (text, found) in zip(rendered.manifests, judged, strict=True):
