@@ -140,6 +140,30 @@ def _set(obj: dict, path: tuple, value: object) -> dict:
         node[path[-1]] = value
     return out
 
+RUNTIME_CLASS = {
+    "apiVersion": "node.k8s.io/v1",
+    "kind": "RuntimeClass",
+    "metadata": {"name": "nvidia"},
+    "handler": "nvidia",
+    "overhead": {"podFixed": {"memory": "120Mi", "cpu": "250m"}},
+    "scheduling": {
+        "nodeSelector": {"nvidia.com/gpu.present": "true"},
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+    },
+}
+LEASE = {
+    "apiVersion": "coordination.k8s.io/v1",
+    "kind": "Lease",
+    "metadata": META,
+    "spec": {"holderIdentity": "a", "leaseDurationSeconds": 15, "leaseTransitions": 0},
+}
+VOLUME_ATTACHMENT = {
+    "apiVersion": "storage.k8s.io/v1",
+    "kind": "VolumeAttachment",
+    "metadata": {"name": "csi-0123"},
+    "spec": {"attacher": "ebs.csi.aws.com", "nodeName": "node-1", "source": {"persistentVolumeName": "pv-1"}},
+}
+
 
 # (case, the good object, the change that breaks it, rule, words of the message)
 CASES = [
@@ -223,6 +247,43 @@ CASES = [
         ),
         "k8s-resource-claim",
         "CEL does not compile",
+    ),
+    ("runtime-class-handler", RUNTIME_CLASS, (("handler",), "nvidia_runc"), "k8s-runtime-class", "DNS-1123 label"),
+    (
+        "runtime-class-toleration-twice",
+        RUNTIME_CLASS,
+        (("scheduling", "tolerations"), [RUNTIME_CLASS["scheduling"]["tolerations"][0]] * 2),  # type: ignore[index]
+        "k8s-runtime-class",
+        "Duplicate value",
+    ),
+    ("lease-duration-zero", LEASE, (("spec", "leaseDurationSeconds"), 0), "k8s-lease", "greater than 0"),
+    (
+        "volume-attachment-two-sources",
+        VOLUME_ATTACHMENT,
+        (("spec", "source", "inlineVolumeSpec"), {"csi": {"driver": "ebs.csi.aws.com", "volumeHandle": "v"}}),
+        "k8s-volume-attachment",
+        "exactly one of inlineVolumeSpec and persistentVolumeName",
+    ),
+    (
+        "netpol-empty-peer",
+        NETPOL,
+        (("spec", "egress", 0, "to", 0), {}),
+        "k8s-network-policy",
+        "must specify a peer",
+    ),
+    (
+        "netpol-selector-operator-values",
+        NETPOL,
+        (("spec", "podSelector"), {"matchExpressions": [{"key": "app", "operator": "Exists", "values": ["a"]}]}),
+        "k8s-network-policy",
+        "may not be specified when `operator` is Exists",
+    ),
+    (
+        "ingress-host-ip",
+        INGRESS,
+        (("spec", "rules", 0, "host"), "10.0.0.1"),
+        "k8s-ingress",
+        "not an IP address",
     ),
 ]
 

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
+
+from generator.kube import names
+from generator.kube.findings import Finding, Path, error_at, unsupported
+from generator.schema_messages import shown
 
 
 def selects(selector: Any, labels: dict[str, Any]) -> bool:
@@ -23,3 +28,32 @@ def selects(selector: Any, labels: dict[str, Any]) -> bool:
         ):
             return False
     return True
+
+
+_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+def check_selector(selector: Any, path: Path, rule: str) -> Iterator[Finding]:
+    """ValidateLabelSelector (apimachinery's meta/v1 validation): matchLabels are labels, and
+    each expression a label key with an operator and values that fit it."""
+    if not isinstance(selector, dict):
+        return
+    for key, value in (selector.get("matchLabels") or {}).items():
+        problem = names.qualified_name(str(key)) or (names.label_value(value) if isinstance(value, str) else None)
+        if problem:
+            yield error_at((*path, "matchLabels", key), rule, f"{key}={value}: {problem}")
+    for i, expr in enumerate(selector.get("matchExpressions") or []):
+        if not isinstance(expr, dict):
+            continue
+        at, op, values = (*path, "matchExpressions", i), expr.get("operator"), expr.get("values") or []
+        if op in ("In", "NotIn") and not values:
+            yield error_at((*at, "values"), rule, f"must be specified when `operator` is {op}")
+        elif op in ("Exists", "DoesNotExist") and values:
+            yield error_at((*at, "values"), rule, f"may not be specified when `operator` is {op}")
+        elif op not in _SELECTOR_OPERATORS:
+            yield unsupported((*at, "operator"), rule, op, _SELECTOR_OPERATORS)
+        if err := names.qualified_name(str(expr.get("key", ""))):
+            yield error_at((*at, "key"), rule, f"key {shown(expr.get('key'))}: {err}")
+        for j, value in enumerate(values):
+            if isinstance(value, str) and (err := names.label_value(value)):
+                yield error_at((*at, "values", j), rule, f"{shown(value)}: {err}")

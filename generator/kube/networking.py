@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from generator.kube import names
+from generator.kube import labels, names
 from generator.kube.findings import Finding, Path, unsupported
 from generator.problems import Severity
 from generator.schema_messages import shown
@@ -72,9 +72,13 @@ def check_network_policy(obj: dict[str, Any]) -> Iterator[Finding]:
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
-    for i, kind in enumerate(spec.get("policyTypes") or []):
+    yield from labels.check_selector(spec.get("podSelector"), ("spec", "podSelector"), "k8s-network-policy")
+    kinds = spec.get("policyTypes") or []
+    for i, kind in enumerate(kinds):
         if kind not in _POLICY_TYPES:
             yield unsupported(("spec", "policyTypes", i), "k8s-network-policy", kind, _POLICY_TYPES)
+    if len(kinds) > len(_POLICY_TYPES):
+        yield _error(("spec", "policyTypes"), "k8s-network-policy", "may not specify more than two policyTypes")
     for direction, peers in (("ingress", "from"), ("egress", "to")):
         for r, rule in enumerate(spec.get(direction) or []):
             if not isinstance(rule, dict):
@@ -84,13 +88,32 @@ def check_network_policy(obj: dict[str, Any]) -> Iterator[Finding]:
             for p, peer in enumerate(rule.get(peers) or []):
                 if not isinstance(peer, dict):
                     continue
-                if "ipBlock" in peer and ({"podSelector", "namespaceSelector"} & peer.keys()):
+                if not peer.keys() & {"ipBlock", "podSelector", "namespaceSelector"}:
+                    yield _error(
+                        (*at, peers, p),
+                        "k8s-network-policy",
+                        "must specify a peer: podSelector, namespaceSelector or ipBlock",
+                        "to allow every source or destination, leave the list out",
+                    )
+                elif "ipBlock" in peer and ({"podSelector", "namespaceSelector"} & peer.keys()):
                     yield _error(
                         (*at, peers, p),
                         "k8s-network-policy",
                         "may not specify more than 1 peer type (ipBlock with selectors)",
                     )
+                for selector in ("podSelector", "namespaceSelector"):
+                    yield from labels.check_selector(
+                        peer.get(selector), (*at, peers, p, selector), "k8s-network-policy"
+                    )
                 yield from _ip_block(peer.get("ipBlock"), (*at, peers, p, "ipBlock"))
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _backend(backend: Any, path: Path) -> Iterator[Finding]:
@@ -121,8 +144,19 @@ def check_ingress(obj: dict[str, Any]) -> Iterator[Finding]:
         host = rule.get("host")
         if isinstance(host, str) and host:
             bare = host[2:] if host.startswith("*.") else host
-            if err := names.dns1123_subdomain(bare):
+            if _is_ip(host):
+                yield _error(
+                    ("spec", "rules", r, "host"),
+                    "k8s-ingress",
+                    f"host {shown(host)} must be a DNS name, not an IP address",
+                )
+            elif err := names.dns1123_subdomain(bare):
                 yield _error(("spec", "rules", r, "host"), "k8s-ingress", f"host {shown(host)} {err}")
+        http = rule.get("http")
+        if isinstance(http, dict) and not http.get("paths"):
+            yield _error(
+                ("spec", "rules", r, "http", "paths"), "k8s-ingress", "Required value: an http rule needs paths"
+            )
         for p, entry in enumerate(((rule.get("http") or {}).get("paths")) or []):
             if not isinstance(entry, dict):
                 continue

@@ -63,7 +63,7 @@ def check_pod_template_annotations(meta: Any, path: Path, owner: str) -> Iterato
 # ---- pod spec ----------------------------------------------------------------------------
 
 
-def _resource_name_error(name: str) -> str | None:
+def resource_name_error(name: str) -> str | None:
     """validateContainerResourceName: standard names, or a valid extended resource name."""
     if "/" not in name:
         if name in STANDARD_RESOURCES or name.startswith("hugepages-"):
@@ -95,7 +95,7 @@ def check_resources(res: Any, path: Path) -> Iterator[Finding]:
     for section in ("requests", "limits"):
         for name, raw in (res.get(section) or {}).items():
             where = (*path, section, name)
-            if err := _resource_name_error(str(name)):
+            if err := resource_name_error(str(name)):
                 yield error_at(where, "k8s-resource-name", f"resource {name!r} {err}")
                 continue
             value = parse_quantity(raw)
@@ -298,15 +298,20 @@ def check_pod_spec(spec: Any, path: Path, owner: str, claims: Iterable[str] = ()
                 (*path, "ephemeralContainers", i, "image"), "k8s-image", "Required value: a container needs an image"
             )
     yield from check_affinity(spec.get("affinity"), (*path, "affinity"))
-    for key, value in (spec.get("nodeSelector") or {}).items():  # ValidateLabels: no node could carry it
-        problem = names.qualified_name(str(key)) or (names.label_value(value) if isinstance(value, str) else None)
-        if problem:
-            yield error_at((*path, "nodeSelector", key), "k8s-node-selector", f"{key}={value}: {problem}")
+    yield from check_node_selector(spec.get("nodeSelector"), (*path, "nodeSelector"))
     yield from check_tolerations(spec.get("tolerations"), (*path, "tolerations"))
     yield from check_pod_resources(spec, path)
     yield from check_host_ports(spec, path)
     yield from check_volumes(spec.get("volumes"), (*path, "volumes"))
     yield from _check_run_as_root(spec, path)
+
+
+def check_node_selector(selector: Any, path: Path) -> Iterator[Finding]:
+    """ValidateLabels on a node selector: a key or value no label can have, no node carries."""
+    for key, value in (selector or {}).items():
+        problem = names.qualified_name(str(key)) or (names.label_value(value) if isinstance(value, str) else None)
+        if problem:
+            yield error_at((*path, key), "k8s-node-selector", f"{key}={value}: {problem}")
 
 
 _HANDLERS = ("exec", "httpGet", "tcpSocket", "grpc")
