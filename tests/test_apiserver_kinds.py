@@ -140,6 +140,7 @@ def _set(obj: dict, path: tuple, value: object) -> dict:
         node[path[-1]] = value
     return out
 
+
 RUNTIME_CLASS = {
     "apiVersion": "node.k8s.io/v1",
     "kind": "RuntimeClass",
@@ -162,6 +163,36 @@ VOLUME_ATTACHMENT = {
     "kind": "VolumeAttachment",
     "metadata": {"name": "csi-0123"},
     "spec": {"attacher": "ebs.csi.aws.com", "nodeName": "node-1", "source": {"persistentVolumeName": "pv-1"}},
+}
+
+ENDPOINTS = {
+    "apiVersion": "v1",
+    "kind": "Endpoints",
+    "metadata": META,
+    "subsets": [{"addresses": [{"ip": "10.0.0.7"}], "ports": [{"port": 9400, "protocol": "TCP"}]}],
+}
+GPU_POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {**META, "labels": {"app": "trainer"}},
+    "spec": {
+        "containers": [{"name": "trainer", "image": "registry.example.com/trainer:1.0"}],
+        "topologySpreadConstraints": [
+            {
+                "maxSkew": 1,
+                "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "DoNotSchedule",
+                "minDomains": 2,
+                "labelSelector": {"matchLabels": {"app": "trainer"}},
+            }
+        ],
+    },
+}
+QUOTA = {
+    "apiVersion": "v1",
+    "kind": "ResourceQuota",
+    "metadata": META,
+    "spec": {"hard": {"requests.nvidia.com/gpu": "8", "pods": "20"}, "scopes": ["NotBestEffort"]},
 }
 
 
@@ -277,6 +308,41 @@ CASES = [
         (("spec", "podSelector"), {"matchExpressions": [{"key": "app", "operator": "Exists", "values": ["a"]}]}),
         "k8s-network-policy",
         "may not be specified when `operator` is Exists",
+    ),
+    (
+        "endpoints-loopback",
+        ENDPOINTS,
+        (("subsets", 0, "addresses", 0, "ip"), "127.0.0.1"),
+        "k8s-endpoints",
+        "loopback range",
+    ),
+    (
+        "endpoints-unnamed-ports",
+        ENDPOINTS,
+        (("subsets", 0, "ports"), [{"port": 80}, {"port": 443}]),
+        "k8s-endpoints",
+        "ports of a subset with several are named",
+    ),
+    (
+        "topology-spread-min-domains",
+        GPU_POD,
+        (("spec", "topologySpreadConstraints", 0, "whenUnsatisfiable"), "ScheduleAnyway"),
+        "k8s-topology-spread",
+        "can only use minDomains if whenUnsatisfiable=DoNotSchedule",
+    ),
+    (
+        "quota-conflicting-scopes",
+        QUOTA,
+        (("spec", "scopes"), ["BestEffort", "NotBestEffort"]),
+        "k8s-quota",
+        "conflicting scopes",
+    ),
+    (
+        "quota-storage",
+        QUOTA,
+        (("spec", "hard", "storage"), "10Gi"),
+        "k8s-quota",
+        "must be a standard resource for quota",
     ),
     (
         "ingress-host-ip",

@@ -3,6 +3,7 @@ pkg/apis/core/validation/validation.go (ValidateService) and pkg/api/pod/warning
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -177,6 +178,16 @@ def _secret_type_keys(obj: dict[str, Any], keys: set[str]) -> Iterator[Finding]:
             yield Finding(
                 ("type",), "k8s-secret", Severity.ERROR, f"Required value: a {kind} Secret needs the key {needed}"
             )
+    if kind == "kubernetes.io/basic-auth" and not keys & {"username", "password"}:
+        yield Finding(
+            ("type",), "k8s-secret", Severity.ERROR, "Required value: a basic-auth Secret needs username or password"
+        )
+    docker_key = {"kubernetes.io/dockercfg": ".dockercfg", "kubernetes.io/dockerconfigjson": ".dockerconfigjson"}.get(
+        str(kind)
+    )
+    if docker_key in keys and (why := _docker_config_error(obj, docker_key)):
+        field = "stringData" if docker_key in (obj.get("stringData") or {}) else "data"
+        yield Finding((field, docker_key), "k8s-secret", Severity.ERROR, f"{docker_key} {why}")
     if kind == "kubernetes.io/service-account-token":
         annotations = (obj.get("metadata") or {}).get("annotations") or {}
         if not annotations.get("kubernetes.io/service-account.name"):
@@ -186,6 +197,87 @@ def _secret_type_keys(obj: dict[str, Any], keys: set[str]) -> Iterator[Finding]:
                 Severity.ERROR,
                 "Required value: a service-account-token Secret needs the annotation kubernetes.io/service-account.name",
             )
+
+
+def _docker_config_error(obj: dict[str, Any], key: str) -> str | None:
+    """ValidateSecret unmarshals a registry Secret's key: it must hold a JSON object
+    (stringData as written, data once base64-decoded)."""
+    import base64
+    import json
+
+    raw = (obj.get("stringData") or {}).get(key)
+    if raw is None:
+        try:
+            raw = base64.b64decode(str((obj.get("data") or {}).get(key, "")).replace("\n", "")).decode()
+        except (ValueError, UnicodeDecodeError):
+            return None  # reported as data that is not base64
+    if not isinstance(raw, str):
+        return None
+    try:
+        config = json.loads(raw)
+    except json.JSONDecodeError as err:
+        return f"is not JSON ({err.msg})"
+    return None if isinstance(config, dict) else "must be a JSON object"
+
+
+_PORT_PROTOCOLS = ("TCP", "UDP", "SCTP")
+
+
+def _endpoint_ip_error(ip: Any) -> str | None:
+    """IsValidIPForLegacyField and ValidateEndpointIP: an IP, and not one no Service may route to."""
+    address = names.ip_sloppy(str(ip)) if isinstance(ip, str) else None
+    if address is None:
+        return f"{shown(ip)} must be a valid IP address"
+    if address.is_unspecified:
+        return "may not be unspecified (0.0.0.0)"
+    if address.is_loopback:
+        return "may not be in the loopback range (127.0.0.0/8, ::1/128)"
+    if address.is_link_local:
+        return "may not be in the link-local range (169.254.0.0/16, fe80::/10)"
+    if address in _LINK_LOCAL_MULTICAST[address.version]:
+        return "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)"
+    return None
+
+
+_LINK_LOCAL_MULTICAST = {4: ipaddress.ip_network("224.0.0.0/24"), 6: ipaddress.ip_network("ff02::/16")}
+
+
+def check_endpoints(obj: dict[str, Any]) -> Iterator[Finding]:
+    """ValidateEndpointsCreate (validateEndpointSubsets): each subset has addresses, each address
+    an IP a Service may route to, ports named when there are several, numbered, with a
+    protocol and a qualified appProtocol."""
+    for i, subset in enumerate(obj.get("subsets") or []):
+        if not isinstance(subset, dict):
+            continue
+        at = ("subsets", i)
+        if not subset.get("addresses") and not subset.get("notReadyAddresses"):
+            yield _endpoints_error(at, "must specify `addresses` or `notReadyAddresses`")
+        for field in ("addresses", "notReadyAddresses"):
+            for j, address in enumerate(subset.get(field) or []):
+                if isinstance(address, dict) and (why := _endpoint_ip_error(address.get("ip"))):
+                    yield _endpoints_error((*at, field, j, "ip"), why)
+        ports = subset.get("ports") or []
+        for j, port in enumerate(ports):
+            if not isinstance(port, dict):
+                continue
+            where, name = (*at, "ports", j), port.get("name") or ""
+            if not name and len(ports) > 1:
+                yield _endpoints_error((*where, "name"), "Required value: ports of a subset with several are named")
+            elif name and (err := names.dns1123_label(name)):
+                yield _endpoints_error((*where, "name"), f"name {shown(name)}: {err}")
+            number = port.get("port")
+            if not isinstance(number, int) or not 1 <= number <= 65535:
+                yield _endpoints_error((*where, "port"), "must be between 1 and 65535, inclusive")
+            protocol = port.get("protocol", "TCP")  # SetDefaults_EndpointPort
+            if protocol not in _PORT_PROTOCOLS:
+                yield unsupported((*where, "protocol"), "k8s-endpoints", protocol, _PORT_PROTOCOLS)
+            app = port.get("appProtocol")
+            if isinstance(app, str) and (err := names.qualified_name(app)):
+                yield _endpoints_error((*where, "appProtocol"), f"appProtocol {shown(app)}: {err}")
+
+
+def _endpoints_error(path: tuple[str | int, ...], message: str) -> Finding:
+    return Finding(path, "k8s-endpoints", Severity.ERROR, message)
 
 
 _QUOTA_SCOPES = (
@@ -199,20 +291,111 @@ _QUOTA_SCOPES = (
 )
 
 
+# helper.IsStandardQuotaResourceName: the names a quota may count without a domain prefix
+_QUOTA_RESOURCES = frozenset(
+    {
+        "cpu",
+        "memory",
+        "ephemeral-storage",
+        "requests.cpu",
+        "requests.memory",
+        "requests.storage",
+        "requests.ephemeral-storage",
+        "limits.cpu",
+        "limits.memory",
+        "limits.ephemeral-storage",
+        "pods",
+        "services",
+        "replicationcontrollers",
+        "resourcequotas",
+        "secrets",
+        "persistentvolumeclaims",
+        "configmaps",
+        "services.nodeports",
+        "services.loadbalancers",
+    }
+)
+# helper.IsIntegerResourceName: object counts, whole by nature
+_QUOTA_INTEGERS = frozenset(
+    {
+        "pods",
+        "services",
+        "replicationcontrollers",
+        "resourcequotas",
+        "secrets",
+        "configmaps",
+        "persistentvolumeclaims",
+        "services.nodeports",
+        "services.loadbalancers",
+    }
+)
+_CONFLICTING_SCOPES = (("Terminating", "NotTerminating"), ("BestEffort", "NotBestEffort"))
+# validateScopedResourceSelectorRequirement: scopes that only mean something as Exists
+_EXISTS_ONLY_SCOPES = ("Terminating", "NotTerminating", "BestEffort", "NotBestEffort", "CrossNamespacePodAffinity")
+_SCOPE_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+def _quota_resource_error(name: str) -> str | None:
+    """validateResourceQuotaResourceName: a qualified name; without a prefix, one a quota counts."""
+    if err := names.qualified_name(name):
+        return err
+    if "/" not in name and name not in _QUOTA_RESOURCES and not name.startswith(("hugepages-", "requests.hugepages-")):
+        return "must be a standard resource for quota"
+    return None
+
+
+def _is_integer_resource(name: str) -> bool:
+    """helper.IsIntegerResourceName: object counts and extended resources (a domain other than
+    kubernetes.io, not a requests. name)."""
+    extended = "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
+    return name in _QUOTA_INTEGERS or extended
+
+
 def check_resource_quota(obj: dict[str, Any]) -> Iterator[Finding]:
-    """ValidateResourceQuotaSpec: quantities not negative, scopes known."""
+    """ValidateResourceQuotaSpec: resource names a quota counts, quantities not negative and
+    whole for counts; known scopes, never two that contradict; scope selector requirements
+    with known operators and values that fit them."""
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
     for name, value in (spec.get("hard") or {}).items():
+        where = ("spec", "hard", name)
         amount = parse_quantity(value)
-        if amount is None:
-            yield Finding(("spec", "hard", name), "k8s-quota", Severity.ERROR, f"{shown(value)} is not a quantity")
+        if err := _quota_resource_error(str(name)):
+            yield _quota_error(where, f"resource {shown(name)}: {err}")
+        elif amount is None:
+            yield _quota_error(where, f"{shown(value)} is not a quantity")
         elif amount < 0:
-            yield Finding(("spec", "hard", name), "k8s-quota", Severity.ERROR, "must be greater than or equal to 0")
-    for i, scope in enumerate(spec.get("scopes") or []):
+            yield _quota_error(where, "must be greater than or equal to 0")
+        elif _is_integer_resource(str(name)) and amount != amount.to_integral_value():
+            yield _quota_error(where, f"{name} {shown(value)} must be an integer")
+    scopes = list(spec.get("scopes") or [])
+    for i, scope in enumerate(scopes):
         if scope not in _QUOTA_SCOPES:
             yield unsupported(("spec", "scopes", i), "k8s-quota", scope, _QUOTA_SCOPES)
+    selector = spec.get("scopeSelector")
+    for i, req in enumerate((selector or {}).get("matchExpressions") or [] if isinstance(selector, dict) else ()):
+        if not isinstance(req, dict):
+            continue
+        at, scope, op = ("spec", "scopeSelector", "matchExpressions", i), req.get("scopeName"), req.get("operator")
+        scopes.append(scope)
+        if scope not in _QUOTA_SCOPES:
+            yield unsupported((*at, "scopeName"), "k8s-quota", scope, _QUOTA_SCOPES)
+        if op not in _SCOPE_OPERATORS:
+            yield unsupported((*at, "operator"), "k8s-quota", op, _SCOPE_OPERATORS)
+        elif scope in _EXISTS_ONLY_SCOPES and op != "Exists":
+            yield _quota_error((*at, "operator"), f"must be 'Exists' when scope is {scope}")
+        elif op in ("In", "NotIn") and not req.get("values"):
+            yield _quota_error((*at, "values"), f"must be at least one value when `operator` is {op}")
+        elif op in ("Exists", "DoesNotExist") and req.get("values"):
+            yield _quota_error((*at, "values"), f"must be no values when `operator` is {op}")
+    for one, other in _CONFLICTING_SCOPES:
+        if one in scopes and other in scopes:
+            yield _quota_error(("spec",), f"conflicting scopes: {one} and {other} together select nothing")
+
+
+def _quota_error(path: tuple[str | int, ...], message: str) -> Finding:
+    return Finding(path, "k8s-quota", Severity.ERROR, message)
 
 
 _LIMIT_TYPES = ("Pod", "Container", "PersistentVolumeClaim")
@@ -243,23 +426,83 @@ _LIMIT_ORDER = (
 )
 
 
+def _limit_type_error(kind: Any) -> str | None:
+    """validateLimitRangeTypeName: a qualified name, one of the standard types unless it has a
+    prefix (`example.com/foo`), which a third-party admission plugin may enforce."""
+    if not isinstance(kind, str):
+        return "must be a standard limit type or fully qualified"
+    if err := names.qualified_name(kind):
+        return err
+    if "/" not in kind and kind not in _LIMIT_TYPES:
+        return f"must be a standard limit type ({', '.join(_LIMIT_TYPES)}) or fully qualified"
+    return None
+
+
+def _overcommit_allowed(name: str) -> bool:
+    """helper.IsOvercommitAllowed: native resources other than huge pages."""
+    native = "/" not in name or "kubernetes.io/" in name
+    return native and not name.startswith("hugepages-")
+
+
 def check_limit_range(obj: dict[str, Any]) -> Iterator[Finding]:
+    """ValidateLimitRange after SetDefaults_LimitRangeItem: a known or qualified type once per
+    range; no defaults on Pod items; a PersistentVolumeClaim item bounds storage; per
+    resource min <= defaultRequest <= default <= max; a max/limit ratio of at least 1 and at
+    most max/min; resources that cannot overcommit default to equal request and limit."""
+    seen: set[Any] = set()
     for i, item in enumerate((obj.get("spec") or {}).get("limits") or []):
         if not isinstance(item, dict):
             continue
-        at = ("spec", "limits", i)
-        if item.get("type") not in _LIMIT_TYPES:
-            yield unsupported((*at, "type"), "k8s-limit-range", item.get("type"), _LIMIT_TYPES)
+        at, kind = ("spec", "limits", i), item.get("type")
+        if err := _limit_type_error(kind):
+            yield _limit_error((*at, "type"), f"type {shown(kind)} {err}")
+        if kind in seen:
+            yield _limit_error((*at, "type"), f"Duplicate value: {shown(kind)}: one item per type")
+        seen.add(kind)
+        if kind == "Pod":
+            for key in ("default", "defaultRequest"):
+                if item.get(key):
+                    yield _limit_error((*at, key), "may not be specified when `type` is 'Pod'")
+        if kind == "PersistentVolumeClaim" and not (
+            {**(item.get("min") or {}), **(item.get("max") or {})}.keys() & {"storage"}
+        ):
+            yield _limit_error(at, "either minimum or maximum storage value is required, but neither was provided")
         sections = _limit_item_defaults(item)
         for low, high in _LIMIT_ORDER:
             for name in sorted(set(sections[low]) & set(sections[high])):
                 lower, upper = parse_quantity(sections[low][name]), parse_quantity(sections[high][name])
                 if lower is not None and upper is not None and lower > upper:
                     where = low if low in item and name in (item.get(low) or {}) else high
-                    yield Finding(
+                    yield _limit_error(
                         (*at, where, name),
-                        "k8s-limit-range",
-                        Severity.ERROR,
                         f"{low} value {sections[low][name]} is greater than {high} value {sections[high][name]}"
                         + ("" if low in item and high in item else " (after defaulting)"),
                     )
+        yield from _limit_ratios(item, at)
+        for name in sorted(set(sections["default"]) & set(sections["defaultRequest"])):
+            limit, request = parse_quantity(sections["default"][name]), parse_quantity(sections["defaultRequest"][name])
+            if not _overcommit_allowed(name) and limit is not None and request is not None and limit != request:
+                yield _limit_error(
+                    (*at, "default" if name in (item.get("default") or {}) else "defaultRequest", name),
+                    f"default value {sections['default'][name]} must equal to defaultRequest value "
+                    f"{sections['defaultRequest'][name]} in {name}: it cannot be overcommitted",
+                )
+
+
+def _limit_ratios(item: dict[str, Any], at: tuple[str | int, ...]) -> Iterator[Finding]:
+    low, high = item.get("min") or {}, item.get("max") or {}
+    for name, raw in (item.get("maxLimitRequestRatio") or {}).items():
+        ratio = parse_quantity(raw)
+        if ratio is None:
+            continue
+        if ratio < 1:
+            yield _limit_error((*at, "maxLimitRequestRatio", name), f"ratio {raw} is less than 1")
+        least, most = parse_quantity(low.get(name)), parse_quantity(high.get(name))
+        if least and most is not None and ratio > most / least:
+            yield _limit_error(
+                (*at, "maxLimitRequestRatio", name), f"ratio {raw} is greater than max/min = {most / least:f}"
+            )
+
+
+def _limit_error(path: tuple[str | int, ...], message: str) -> Finding:
+    return Finding(path, "k8s-limit-range", Severity.ERROR, message)

@@ -1,7 +1,8 @@
-"""Kubernetes name, label, annotation and port-name syntax (k8s.io/apimachinery validation)."""
+"""Kubernetes name, label, annotation, port-name and IP syntax (k8s.io/apimachinery validation)."""
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Callable
 from functools import lru_cache
@@ -100,4 +101,22 @@ def port_name(value: str) -> str | None:
         return "must not begin or end with a hyphen"
     if not any(c.isalpha() for c in value):
         return "must contain at least one letter"
+    return None
+
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def ip_sloppy(value: str) -> IPAddress | None:
+    """netutils.ParseIPSloppy, as legacy fields parse IPs: IPv4 parts may carry leading zeros."""
+    try:
+        return ipaddress.ip_address(value)
+    except ValueError:
+        pass
+    parts = value.split(".")
+    if len(parts) == 4 and all(p.isdigit() and p.isascii() for p in parts):
+        try:
+            return ipaddress.IPv4Address(".".join(str(int(p)) for p in parts))
+        except ValueError:
+            return None
     return None

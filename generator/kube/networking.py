@@ -108,14 +108,6 @@ def check_network_policy(obj: dict[str, Any]) -> Iterator[Finding]:
                 yield from _ip_block(peer.get("ipBlock"), (*at, peers, p, "ipBlock"))
 
 
-def _is_ip(text: str) -> bool:
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _backend(backend: Any, path: Path) -> Iterator[Finding]:
     if not isinstance(backend, dict):
         return
@@ -144,7 +136,7 @@ def check_ingress(obj: dict[str, Any]) -> Iterator[Finding]:
         host = rule.get("host")
         if isinstance(host, str) and host:
             bare = host[2:] if host.startswith("*.") else host
-            if _is_ip(host):
+            if names.ip_sloppy(host) is not None:
                 yield _error(
                     ("spec", "rules", r, "host"),
                     "k8s-ingress",

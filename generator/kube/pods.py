@@ -12,7 +12,7 @@ from typing import Any
 
 from generator.kube import apps, names
 from generator.kube import labels as labels_
-from generator.kube.findings import Finding, Path, error_at, warning_at
+from generator.kube.findings import Finding, Path, error_at, unsupported, warning_at
 from generator.kube.objectmeta import check_metadata
 from generator.kube.quantity import parse_quantity
 from generator.kube.scope import POD_SPEC_PATHS, at_path
@@ -230,6 +230,11 @@ def check_pod_spec(spec: Any, path: Path, owner: str, claims: Iterable[str] = ()
     dns = spec.get("dnsPolicy")
     if dns is not None and dns not in ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"):
         yield error_at((*path, "dnsPolicy"), "k8s-enum", f"Unsupported value: {dns!r}")
+    change = (spec.get("securityContext") or {}).get("seLinuxChangePolicy")
+    if change is not None and change not in ("MountOption", "Recursive"):
+        yield unsupported(
+            (*path, "securityContext", "seLinuxChangePolicy"), "k8s-enum", change, ("MountOption", "Recursive")
+        )
     if owner == "Job" and policy not in ("Never", "OnFailure"):
         yield error_at(
             (*path, "restartPolicy"), "k8s-restart-policy", "a Job's Pods need restartPolicy Never or OnFailure"
@@ -300,6 +305,7 @@ def check_pod_spec(spec: Any, path: Path, owner: str, claims: Iterable[str] = ()
     yield from check_affinity(spec.get("affinity"), (*path, "affinity"))
     yield from check_node_selector(spec.get("nodeSelector"), (*path, "nodeSelector"))
     yield from check_tolerations(spec.get("tolerations"), (*path, "tolerations"))
+    yield from check_topology_spread(spec.get("topologySpreadConstraints"), (*path, "topologySpreadConstraints"))
     yield from check_pod_resources(spec, path)
     yield from check_host_ports(spec, path)
     yield from check_volumes(spec.get("volumes"), (*path, "volumes"))
@@ -504,6 +510,58 @@ def check_tolerations(tolerations: Any, path: Path) -> Iterator[Finding]:
             yield error_at(
                 (*tpath, "effect"), "k8s-toleration", "effect must be 'NoExecute' when `tolerationSeconds` is set"
             )
+
+
+_WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")
+_NODE_INCLUSION = ("Honor", "Ignore")
+
+
+def check_topology_spread(constraints: Any, path: Path) -> Iterator[Finding]:
+    """validateTopologySpreadConstraints, as on create: maxSkew above 0, a topology key, a known
+    whenUnsatisfiable, no {topologyKey, whenUnsatisfiable} twice, minDomains above 0 and only
+    with DoNotSchedule, known node inclusion policies, matchLabelKeys only beside a
+    labelSelector and each a label key, the labelSelector itself valid."""
+    rule = "k8s-topology-spread"
+    seen: set[tuple[str, str]] = set()
+    for i, c in enumerate(constraints if isinstance(constraints, list) else ()):
+        if not isinstance(c, dict):
+            continue
+        at = (*path, i)
+        skew, key, when = c.get("maxSkew"), c.get("topologyKey") or "", c.get("whenUnsatisfiable") or ""
+        if isinstance(skew, int) and skew <= 0:
+            yield error_at((*at, "maxSkew"), rule, f"maxSkew {skew} must be greater than zero")
+        if not key:
+            yield error_at(
+                (*at, "topologyKey"),
+                rule,
+                "topologyKey can not be empty",
+                "a node label, such as topology.kubernetes.io/zone",
+            )
+        if when not in _WHEN_UNSATISFIABLE:
+            yield unsupported((*at, "whenUnsatisfiable"), rule, when, _WHEN_UNSATISFIABLE)
+        if (key, when) in seen:
+            yield error_at(
+                at, rule, f"Duplicate value: {{{key}, {when}}}: one constraint per topology key and whenUnsatisfiable"
+            )
+        seen.add((key, when))
+        domains = c.get("minDomains")
+        if isinstance(domains, int):
+            if domains <= 0:
+                yield error_at((*at, "minDomains"), rule, f"minDomains {domains} must be greater than zero")
+            if when != "DoNotSchedule":
+                yield error_at(
+                    (*at, "minDomains"), rule, f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {when}"
+                )
+        for policy in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+            if policy in c and c[policy] not in _NODE_INCLUSION:
+                yield unsupported((*at, policy), rule, c[policy], _NODE_INCLUSION)
+        keys = c.get("matchLabelKeys") or []
+        if keys and c.get("labelSelector") is None:
+            yield error_at((*at, "matchLabelKeys"), rule, "must not be specified when labelSelector is not set")
+        for k, label in enumerate(keys):
+            if err := names.qualified_name(str(label)):
+                yield error_at((*at, "matchLabelKeys", k), rule, f"{shown(label)}: {err}")
+        yield from labels_.check_selector(c.get("labelSelector"), (*at, "labelSelector"), rule)
 
 
 _POD_LEVEL = ("cpu", "memory")

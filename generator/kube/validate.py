@@ -108,6 +108,7 @@ def _reference_validator(schema: Any, version: str) -> Any:
 # kube-apiserver's rules per kind beyond the schemas, one module per API group.
 GROUP_RULES: dict[tuple[str, str], Callable[[dict[str, Any]], Iterator[Finding]]] = {
     ("", "Service"): core.check_service,
+    ("", "Endpoints"): core.check_endpoints,
     ("", "PersistentVolumeClaim"): core.check_persistent_volume_claim,
     ("", "ConfigMap"): core.check_config_keys,
     ("", "Secret"): core.check_config_keys,
