@@ -165,6 +165,17 @@ VOLUME_ATTACHMENT = {
     "spec": {"attacher": "ebs.csi.aws.com", "nodeName": "node-1", "source": {"persistentVolumeName": "pv-1"}},
 }
 
+PV = {
+    "apiVersion": "v1",
+    "kind": "PersistentVolume",
+    "metadata": {"name": "datasets"},
+    "spec": {
+        "capacity": {"storage": "1Ti"},
+        "accessModes": ["ReadOnlyMany"],
+        "persistentVolumeReclaimPolicy": "Recycle",
+        "hostPath": {"path": "/mnt/datasets", "type": "Directory"},
+    },
+}
 ENDPOINTS = {
     "apiVersion": "v1",
     "kind": "Endpoints",
@@ -344,6 +355,9 @@ CASES = [
         "k8s-quota",
         "must be a standard resource for quota",
     ),
+    ("pv-two-sources", PV, (("spec", "nfs"), {"server": "nfs.example.com", "path": "/data"}), "k8s-pv", "more than 1"),
+    ("pv-recycle-root", PV, (("spec", "hostPath", "path"), "/"), "k8s-pv", "may not be '/'"),
+    ("pvc-zero-storage", PVC, (("spec", "resources", "requests", "storage"), "0"), "k8s-pvc", "greater than zero"),
     (
         "ingress-host-ip",
         INGRESS,

@@ -4,11 +4,12 @@ pkg/apis/core/validation/validation.go (ValidateService) and pkg/api/pod/warning
 from __future__ import annotations
 
 import ipaddress
+import posixpath
 import re
 from collections.abc import Iterator
 from typing import Any
 
-from generator.kube import names
+from generator.kube import labels, names, pods
 from generator.kube.findings import Finding, unsupported
 from generator.kube.quantity import parse_quantity
 from generator.problems import Severity
@@ -81,23 +82,42 @@ _ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnc
 _CONFIG_KEY = re.compile(r"[-._a-zA-Z0-9]+\Z")
 
 
+def _access_modes(modes: Any, path: tuple[str | int, ...], rule: str) -> Iterator[Finding]:
+    """ValidatePersistentVolumeSpec / ValidatePersistentVolumeClaimSpec: at least one known access
+    mode, ReadWriteOncePod alone."""
+    modes = modes or []
+    if not modes:
+        yield Finding(path, rule, Severity.ERROR, "Required value: at least 1 access mode is required")
+    for i, mode in enumerate(modes):
+        if mode not in _ACCESS_MODES:
+            yield unsupported((*path, i), rule, mode, _ACCESS_MODES)
+    if "ReadWriteOncePod" in modes and len(modes) > 1:
+        yield Finding(path, rule, Severity.ERROR, "may not use ReadWriteOncePod with other access modes")
+
+
+def _class_names(spec: dict[str, Any], rule: str) -> Iterator[Finding]:
+    """ValidateClassName on a volume's storage and attributes classes (empty means none)."""
+    for field in ("storageClassName", "volumeAttributesClassName"):
+        value = spec.get(field)
+        if isinstance(value, str) and value and (err := names.dns1123_subdomain(value)):
+            yield Finding(("spec", field), rule, Severity.ERROR, f"{shown(value)}: {err}")
+
+
+def _volume_mode(spec: dict[str, Any], rule: str) -> Iterator[Finding]:
+    mode = spec.get("volumeMode")
+    if mode is not None and mode not in ("Filesystem", "Block"):
+        yield unsupported(("spec", "volumeMode"), rule, mode, ("Filesystem", "Block"))
+
+
 def check_persistent_volume_claim(obj: dict[str, Any]) -> Iterator[Finding]:
-    """ValidatePersistentVolumeClaimSpec: access modes and a storage request."""
+    """ValidatePersistentVolumeClaimSpec: access modes; a storage request above zero; a valid
+    selector; class names as DNS subdomains; data sources that name a kind and an object, an
+    API group as a DNS subdomain, and dataSource and dataSourceRef alike when both are set."""
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
-    modes = spec.get("accessModes") or []
-    if not modes:
-        yield Finding(
-            ("spec", "accessModes"), "k8s-pvc", Severity.ERROR, "Required value: at least 1 access mode is required"
-        )
-    for i, mode in enumerate(modes):
-        if mode not in _ACCESS_MODES:
-            yield unsupported(("spec", "accessModes", i), "k8s-pvc", mode, _ACCESS_MODES)
-    if "ReadWriteOncePod" in modes and len(modes) > 1:
-        yield Finding(
-            ("spec", "accessModes"), "k8s-pvc", Severity.ERROR, "may not use ReadWriteOncePod with other access modes"
-        )
+    yield from _access_modes(spec.get("accessModes"), ("spec", "accessModes"), "k8s-pvc")
+    yield from labels.check_selector(spec.get("selector"), ("spec", "selector"), "k8s-pvc")
     requests = (spec.get("resources") or {}).get("requests") or {}
     if "storage" not in requests:
         yield Finding(
@@ -106,9 +126,114 @@ def check_persistent_volume_claim(obj: dict[str, Any]) -> Iterator[Finding]:
             Severity.ERROR,
             "Required value: resources.requests.storage: a claim must say how much storage it needs",
         )
-    mode = spec.get("volumeMode")
-    if mode is not None and mode not in ("Filesystem", "Block"):
-        yield unsupported(("spec", "volumeMode"), "k8s-pvc", mode, ("Filesystem", "Block"))
+    elif (amount := parse_quantity(requests["storage"])) is not None and amount <= 0:
+        yield Finding(
+            ("spec", "resources", "requests", "storage"), "k8s-pvc", Severity.ERROR, "must be greater than zero"
+        )
+    yield from _volume_mode(spec, "k8s-pvc")
+    yield from _class_names(spec, "k8s-pvc")
+    for field in ("dataSource", "dataSourceRef"):
+        yield from _data_source(spec.get(field), ("spec", field))
+    source, ref = spec.get("dataSource"), spec.get("dataSourceRef")
+    if isinstance(source, dict) and isinstance(ref, dict):
+        keys = ("apiGroup", "kind", "name")
+        if [source.get(k) or "" for k in keys] != [ref.get(k) or "" for k in keys] or ref.get("namespace"):
+            yield Finding(
+                ("spec", "dataSource"),
+                "k8s-pvc",
+                Severity.ERROR,
+                "must match dataSourceRef",
+                "set one of them: kube-apiserver copies dataSource into dataSourceRef",
+            )
+
+
+def _data_source(source: Any, path: tuple[str | int, ...]) -> Iterator[Finding]:
+    """validateDataSource / validateDataSourceRef: a kind and a name; an API group, if any, a DNS
+    subdomain."""
+    if not isinstance(source, dict):
+        return
+    for key in ("kind", "name"):
+        if not source.get(key):
+            yield Finding((*path, key), "k8s-pvc", Severity.ERROR, f"Required value: a data source names its {key}")
+    group = source.get("apiGroup")
+    if isinstance(group, str) and group and (err := names.dns1123_subdomain(group)):
+        yield Finding((*path, "apiGroup"), "k8s-pvc", Severity.ERROR, f"apiGroup {shown(group)}: {err}")
+
+
+# PersistentVolumeSpec's own fields; every other key of the spec is a volume source
+_PV_FIELDS = frozenset(
+    {
+        "accessModes",
+        "capacity",
+        "claimRef",
+        "mountOptions",
+        "nodeAffinity",
+        "persistentVolumeReclaimPolicy",
+        "storageClassName",
+        "volumeAttributesClassName",
+        "volumeMode",
+    }
+)
+_RECLAIM_POLICIES = ("Retain", "Delete", "Recycle")
+
+
+def check_persistent_volume(obj: dict[str, Any]) -> Iterator[Finding]:
+    """ValidatePersistentVolumeSpec (not inline): access modes; a capacity of storage only,
+    above zero; exactly one volume source; a known reclaim policy, Recycle never on a hostPath
+    of `/`; a hostPath without `..`; class names as DNS subdomains, a volume attributes class
+    only on a CSI volume; node affinity with required terms."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    yield from _access_modes(spec.get("accessModes"), ("spec", "accessModes"), "k8s-pv")
+    yield from _volume_mode(spec, "k8s-pv")
+    capacity = spec.get("capacity") or {}
+    if set(capacity) != {"storage"}:
+        yield unsupported(("spec", "capacity"), "k8s-pv", ", ".join(map(str, capacity)) or None, ("storage",))
+    for name, raw in capacity.items():
+        amount = parse_quantity(raw)
+        if amount is None or amount <= 0:
+            yield _pv_error(("spec", "capacity", name), f"{shown(raw)}: must be greater than zero")
+    sources = sorted(key for key in spec if key not in _PV_FIELDS)
+    if len(sources) != 1:
+        yield _pv_error(
+            ("spec",),
+            "must specify a volume type"
+            if not sources
+            else f"may not specify more than 1 volume type: {', '.join(sources)}",
+        )
+    policy = spec.get("persistentVolumeReclaimPolicy")
+    if policy is not None and policy not in _RECLAIM_POLICIES:
+        yield unsupported(("spec", "persistentVolumeReclaimPolicy"), "k8s-pv", policy, _RECLAIM_POLICIES)
+    host_path = (spec.get("hostPath") or {}).get("path") if isinstance(spec.get("hostPath"), dict) else None
+    if isinstance(host_path, str):
+        if ".." in host_path.split("/"):
+            yield _pv_error(("spec", "hostPath", "path"), "must not contain '..'")
+        if policy == "Recycle" and posixpath.normpath(host_path) in ("/", "//"):
+            yield _pv_error(
+                ("spec", "hostPath", "path"), "may not be '/' when persistentVolumeReclaimPolicy is 'Recycle'"
+            )
+    yield from _class_names(spec, "k8s-pv")
+    if "volumeAttributesClassName" in spec:
+        if not spec["volumeAttributesClassName"]:
+            yield _pv_error(("spec", "volumeAttributesClassName"), "an empty string is disallowed")
+        if not isinstance(spec.get("csi"), dict):
+            yield _pv_error(("spec", "volumeAttributesClassName"), "has to be used with a CSI volume (spec.csi)")
+    affinity = spec.get("nodeAffinity")
+    if isinstance(affinity, dict):
+        terms = (affinity.get("required") or {}).get("nodeSelectorTerms")
+        if not terms:
+            yield _pv_error(
+                ("spec", "nodeAffinity"), "must specify required node constraints (required.nodeSelectorTerms)"
+            )
+        for t, term in enumerate(terms or []):
+            for e, expr in enumerate((term or {}).get("matchExpressions") or []):
+                where = ("spec", "nodeAffinity", "required", "nodeSelectorTerms", t, "matchExpressions", e)
+                yield from pods.check_node_selector_requirement(expr, where, True)
+
+
+def _pv_error(path: tuple[str | int, ...], message: str) -> Finding:
+    return Finding(path, "k8s-pv", Severity.ERROR, message)
 
 
 def _config_key_error(key: str) -> str | None:

@@ -110,6 +110,7 @@ GROUP_RULES: dict[tuple[str, str], Callable[[dict[str, Any]], Iterator[Finding]]
     ("", "Service"): core.check_service,
     ("", "Endpoints"): core.check_endpoints,
     ("", "PersistentVolumeClaim"): core.check_persistent_volume_claim,
+    ("", "PersistentVolume"): core.check_persistent_volume,
     ("", "ConfigMap"): core.check_config_keys,
     ("", "Secret"): core.check_config_keys,
     ("", "ResourceQuota"): core.check_resource_quota,
