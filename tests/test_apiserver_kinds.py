@@ -359,6 +359,13 @@ CASES = [
     ("pv-recycle-root", PV, (("spec", "hostPath", "path"), "/"), "k8s-pv", "may not be '/'"),
     ("pvc-zero-storage", PVC, (("spec", "resources", "requests", "storage"), "0"), "k8s-pvc", "greater than zero"),
     (
+        "unmasked-proc-mount-host-users",
+        GPU_POD,
+        (("spec", "containers", 0, "securityContext"), {"procMount": "Unmasked"}),
+        "k8s-security-context",
+        "`hostUsers` must be false",
+    ),
+    (
         "ingress-host-ip",
         INGRESS,
         (("spec", "rules", 0, "host"), "10.0.0.1"),

@@ -296,7 +296,7 @@ def check_pod_spec(spec: Any, path: Path, owner: str, claims: Iterable[str] = ()
             image = c.get("image")
             if owner == "Pod" and isinstance(image, str) and image != image.strip():
                 yield error_at((*cpath, "image"), "k8s-image", "must not have leading or trailing whitespace")
-            yield from _check_container_security(c.get("securityContext"), (*cpath, "securityContext"))
+            yield from _check_container_security(c.get("securityContext"), (*cpath, "securityContext"), spec)
     for i, c in enumerate(spec.get("ephemeralContainers") or []):
         if isinstance(c, dict) and not c.get("image"):
             yield error_at(
@@ -433,9 +433,31 @@ _ENV_SOURCES = frozenset({"fieldRef", "resourceFieldRef", "configMapKeyRef", "se
 _SYS_ADMIN = "CAP_SYS_ADMIN"
 
 
-def _check_container_security(ctx: Any, path: Path) -> Iterator[Finding]:
-    """ValidateSecurityContext (pkg/apis/core/validation): combinations kube-apiserver refuses."""
-    if not isinstance(ctx, dict) or ctx.get("allowPrivilegeEscalation") is not False:
+_MAX_ID = 2147483647
+
+
+def _check_container_security(ctx: Any, path: Path, spec: dict[str, Any]) -> Iterator[Finding]:
+    """ValidateSecurityContext and validateLinux (pkg/apis/core/validation): user and group IDs
+    in range, an Unmasked procMount only in a user namespace, no Windows options on a Linux
+    Pod, and the combinations with allowPrivilegeEscalation false kube-apiserver refuses."""
+    if not isinstance(ctx, dict):
+        return
+    for field in ("runAsUser", "runAsGroup"):
+        value = ctx.get(field)
+        if isinstance(value, int) and not 0 <= value <= _MAX_ID:
+            yield error_at((*path, field), "k8s-security-context", f"must be between 0 and {_MAX_ID}, inclusive")
+    if ctx.get("procMount") == "Unmasked" and spec.get("hostUsers", True) is not False:
+        yield error_at(
+            (*path, "procMount"),
+            "k8s-security-context",
+            "`hostUsers` must be false to use `Unmasked`",
+            "an unmasked /proc is only safe in a user namespace: set spec.hostUsers: false",
+        )
+    if (spec.get("os") or {}).get("name") == "linux" and "windowsOptions" in ctx:
+        yield error_at(
+            (*path, "windowsOptions"), "k8s-security-context", "windows options cannot be set for a linux pod"
+        )
+    if ctx.get("allowPrivilegeEscalation") is not False:
         return
     if ctx.get("privileged") is True:
         yield error_at(
