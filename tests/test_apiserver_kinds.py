@@ -176,6 +176,12 @@ PV = {
         "hostPath": {"path": "/mnt/datasets", "type": "Directory"},
     },
 }
+SERVICE = {
+    "apiVersion": "v1",
+    "kind": "Service",
+    "metadata": META,
+    "spec": {"selector": {"app": "trainer"}, "ports": [{"name": "metrics", "port": 9400}]},
+}
 ENDPOINTS = {
     "apiVersion": "v1",
     "kind": "Endpoints",
@@ -364,6 +370,20 @@ CASES = [
         (("spec", "containers", 0, "securityContext"), {"procMount": "Unmasked"}),
         "k8s-security-context",
         "`hostUsers` must be false",
+    ),
+    (
+        "service-etp-on-cluster-ip",
+        SERVICE,
+        (("spec", "externalTrafficPolicy"), "Local"),
+        "k8s-service",
+        "may only be set for externally-accessible services",
+    ),
+    (
+        "service-source-range",
+        SERVICE,
+        (("spec", "loadBalancerSourceRanges"), ["10.0.0.0/8"]),
+        "k8s-service",
+        "may only be used when `type` is 'LoadBalancer'",
     ),
     (
         "ingress-host-ip",

@@ -34,8 +34,9 @@ def _error(path: tuple[str | int, ...], message: str, hint: str = "") -> Finding
 
 
 def check_service(obj: dict[str, Any]) -> Iterator[Finding]:
-    """ValidateService: port names, protocols and numbers, and what a headless or ExternalName
-    Service may leave out."""
+    """ValidateService after SetDefaults_Service: selector labels; cluster IPs; what headless,
+    ExternalName, NodePort and LoadBalancer Services may hold; ports; external IPs; source
+    ranges; traffic policies."""
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
@@ -44,9 +45,41 @@ def check_service(obj: dict[str, Any]) -> Iterator[Finding]:
     kind = spec.get("type", "ClusterIP")
     if not ports and not headless and kind != "ExternalName":
         yield _error(("spec", "ports"), "Required value: a Service needs ports (unless headless or ExternalName)")
-    if kind == "ExternalName" and not spec.get("externalName"):
-        yield _error(("spec", "externalName"), "Required value: an ExternalName Service needs externalName")
+    yield from labels.check_labels(spec.get("selector"), ("spec", "selector"), "k8s-service")
+    yield from _service_cluster_ips(spec, kind)
+    yield from _service_ports(ports, kind)
+    for i, ip in enumerate(spec.get("externalIPs") or []):
+        if why := _endpoint_ip_error(ip):
+            yield _error(("spec", "externalIPs", i), why)
+    yield from _service_source_ranges(obj, kind)
+    yield from _service_traffic_policies(spec, kind)
+
+
+def _service_cluster_ips(spec: dict[str, Any], kind: str) -> Iterator[Finding]:
+    """validateServiceClusterIPs and the type rules: an IP or None; none at all on an
+    ExternalName Service, whose externalName is a DNS name; never None on NodePort or
+    LoadBalancer."""
+    cluster_ip = spec.get("clusterIP")
+    for i, ip in enumerate(spec.get("clusterIPs") or ([cluster_ip] if cluster_ip else [])):
+        where = ("spec", "clusterIPs", i) if spec.get("clusterIPs") else ("spec", "clusterIP")
+        if ip != "None" and names.ip_sloppy(str(ip)) is None:
+            yield _error(where, f"{shown(ip)} must be a valid IP address or None")
+    if kind == "ExternalName":
+        if cluster_ip:
+            yield _error(("spec", "clusterIP"), "Forbidden: must be empty for ExternalName services")
+        external = spec.get("externalName")
+        if not external:
+            yield _error(("spec", "externalName"), "Required value: an ExternalName Service needs externalName")
+        elif err := names.dns1123_subdomain(str(external).removesuffix(".")):
+            yield _error(("spec", "externalName"), f"{shown(external)} {err}")
+    elif kind in ("NodePort", "LoadBalancer") and cluster_ip == "None":
+        yield _error(("spec", "clusterIP"), f"may not be set to 'None' for {kind} services")
+
+
+def _service_ports(ports: list[dict[str, Any]], kind: str) -> Iterator[Finding]:
     seen: set[str] = set()
+    numbers: set[tuple[Any, Any]] = set()
+    node_ports: set[tuple[Any, Any]] = set()
     for i, port in enumerate(ports):
         at = ("spec", "ports", i)
         name = port.get("name")
@@ -58,24 +91,92 @@ def check_service(obj: dict[str, Any]) -> Iterator[Finding]:
             if name in seen:
                 yield _error((*at, "name"), f"Duplicate value: port name {shown(name)}")
             seen.add(name)
-        protocol = port.get("protocol")
-        if protocol is not None and protocol not in _PROTOCOLS:
+        protocol = port.get("protocol", "TCP")
+        if protocol not in _PROTOCOLS:
             hint = "protocols are upper case" if str(protocol).upper() in _PROTOCOLS else ""
             yield unsupported((*at, "protocol"), "k8s-service", protocol, _PROTOCOLS, hint)
-        if port.get("nodePort") and kind == "ClusterIP":
+        node_port = port.get("nodePort")
+        if node_port and kind == "ClusterIP":
             yield _error(
                 (*at, "nodePort"),
                 "Forbidden: may not be used when `type` is 'ClusterIP'",
                 "use type NodePort or LoadBalancer, or drop nodePort",
             )
+        if node_port and (node_port, protocol) in node_ports:
+            yield _error((*at, "nodePort"), f"Duplicate value: nodePort {node_port}/{protocol}")
+        node_ports.add((node_port, protocol))
         number = port.get("port")
         if isinstance(number, int) and not 1 <= number <= 65535:
             yield _error((*at, "port"), "must be between 1 and 65535, inclusive")
+        elif (number, protocol) in numbers:
+            yield _error((*at, "port"), f"Duplicate value: port {number}/{protocol}")
+        numbers.add((number, protocol))
         target = port.get("targetPort")
         if isinstance(target, int) and not 1 <= target <= 65535:
             yield _error((*at, "targetPort"), "must be between 1 and 65535, inclusive")
         elif isinstance(target, str) and (err := names.port_name(target)):
             yield _error((*at, "targetPort"), f"targetPort {shown(target)} {err}")
+
+
+SOURCE_RANGES_ANNOTATION = "service.beta.kubernetes.io/load-balancer-source-ranges"
+
+
+def _service_source_ranges(obj: dict[str, Any], kind: str) -> Iterator[Finding]:
+    """validateLoadBalancerSourceRanges: only on a LoadBalancer, every entry (trimmed) a CIDR;
+    the annotation is read only when the field is empty."""
+    spec = obj["spec"]
+    ranges = spec.get("loadBalancerSourceRanges") or []
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    if kind != "LoadBalancer":
+        if ranges:
+            yield _error(("spec", "loadBalancerSourceRanges"), "may only be used when `type` is 'LoadBalancer'")
+        if SOURCE_RANGES_ANNOTATION in annotations:
+            yield _error(
+                ("metadata", "annotations", SOURCE_RANGES_ANNOTATION), "may only be used when `type` is 'LoadBalancer'"
+            )
+        return
+    for i, cidr in enumerate(ranges):
+        if not _is_cidr(str(cidr).strip()):
+            yield _error(("spec", "loadBalancerSourceRanges", i), f"{shown(cidr)} must be a CIDR, such as 10.0.0.0/8")
+    value = str(annotations.get(SOURCE_RANGES_ANNOTATION) or "").strip()
+    if not ranges and value:
+        for cidr in value.split(","):
+            if not _is_cidr(cidr.strip()):
+                yield _error(
+                    ("metadata", "annotations", SOURCE_RANGES_ANNOTATION),
+                    f"{shown(cidr.strip())} must be a CIDR, such as 10.0.0.0/8",
+                )
+
+
+def _is_cidr(text: str) -> bool:
+    address, _, bits = text.partition("/")
+    ip = names.ip_sloppy(address)
+    return ip is not None and bits.isdigit() and int(bits) <= ip.max_prefixlen
+
+
+_TRAFFIC_POLICIES = ("Cluster", "Local")
+
+
+def _service_traffic_policies(spec: dict[str, Any], kind: str) -> Iterator[Finding]:
+    """validateServiceExternalTrafficPolicy and validateServiceInternalTrafficPolicy."""
+    external = spec.get("externalTrafficPolicy")
+    reachable = kind in ("NodePort", "LoadBalancer") or bool(spec.get("externalIPs"))
+    if external is not None and not reachable:
+        yield _error(("spec", "externalTrafficPolicy"), "may only be set for externally-accessible services")
+    elif external is not None and external not in _TRAFFIC_POLICIES:
+        yield unsupported(("spec", "externalTrafficPolicy"), "k8s-service", external, _TRAFFIC_POLICIES)
+    internal = spec.get("internalTrafficPolicy")
+    if internal is not None and internal not in _TRAFFIC_POLICIES:
+        yield unsupported(("spec", "internalTrafficPolicy"), "k8s-service", internal, _TRAFFIC_POLICIES)
+    health = spec.get("healthCheckNodePort")
+    if health is not None:
+        if not (kind == "LoadBalancer" and external == "Local"):
+            yield _error(
+                ("spec", "healthCheckNodePort"),
+                "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'",
+            )
+        elif isinstance(health, int) and not 0 <= health <= 65535:
+            yield _error(("spec", "healthCheckNodePort"), "must be between 0 and 65535, inclusive")
 
 
 _ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod")

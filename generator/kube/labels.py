@@ -30,6 +30,15 @@ def selects(selector: Any, labels: dict[str, Any]) -> bool:
     return True
 
 
+def check_labels(mapping: Any, path: Path, rule: str) -> Iterator[Finding]:
+    """ValidateLabels on a map a selector matches: keys that are label keys, values that are
+    label values; no object could carry anything else."""
+    for key, value in (mapping or {}).items() if isinstance(mapping, dict) else ():
+        problem = names.qualified_name(str(key)) or (names.label_value(value) if isinstance(value, str) else None)
+        if problem:
+            yield error_at((*path, key), rule, f"{key}={value}: {problem}")
+
+
 _SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 
@@ -38,10 +47,7 @@ def check_selector(selector: Any, path: Path, rule: str) -> Iterator[Finding]:
     each expression a label key with an operator and values that fit it."""
     if not isinstance(selector, dict):
         return
-    for key, value in (selector.get("matchLabels") or {}).items():
-        problem = names.qualified_name(str(key)) or (names.label_value(value) if isinstance(value, str) else None)
-        if problem:
-            yield error_at((*path, "matchLabels", key), rule, f"{key}={value}: {problem}")
+    yield from check_labels(selector.get("matchLabels"), (*path, "matchLabels"), rule)
     for i, expr in enumerate(selector.get("matchExpressions") or []):
         if not isinstance(expr, dict):
             continue

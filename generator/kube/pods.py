@@ -314,10 +314,7 @@ def check_pod_spec(spec: Any, path: Path, owner: str, claims: Iterable[str] = ()
 
 def check_node_selector(selector: Any, path: Path) -> Iterator[Finding]:
     """ValidateLabels on a node selector: a key or value no label can have, no node carries."""
-    for key, value in (selector or {}).items():
-        problem = names.qualified_name(str(key)) or (names.label_value(value) if isinstance(value, str) else None)
-        if problem:
-            yield error_at((*path, key), "k8s-node-selector", f"{key}={value}: {problem}")
+    yield from labels_.check_labels(selector, path, "k8s-node-selector")
 
 
 _HANDLERS = ("exec", "httpGet", "tcpSocket", "grpc")
