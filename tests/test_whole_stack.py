@@ -421,6 +421,12 @@ TARGET = "apiVersion: gen/v1alpha1\nkind: Target\nmetadata:\n  name: prod\nspec:
             10,
         ),
         (
+            "a-mapping-over-the-policys-scalar",
+            "  - kind: ReplicatedService\n    name: webapi\n    spec:\n      autoscaling: {minReplicas: {x: null}}\n",
+            "policy-schema",
+            10,
+        ),
+        (
             "no-such-policy",
             "  - kind: ReplicatedService\n    name: webap\n    spec: {replicas: 2}\n",
             "target-override",
@@ -437,7 +443,8 @@ TARGET = "apiVersion: gen/v1alpha1\nkind: Target\nmetadata:\n  name: prod\nspec:
 def test_an_override_finding_points_at_the_override(
     gen, tmp_path: Path, monkeypatch, case, override, rule, line
 ) -> None:
-    repo(tmp_path, {"policies/web.yaml": WEB, "policies/target.yaml": TARGET + override})
+    web = WEB + "  autoscaling: {minReplicas: 2, maxReplicas: 4}\n"
+    repo(tmp_path, {"policies/web.yaml": web, "policies/target.yaml": TARGET + override})
     monkeypatch.chdir(tmp_path)
     run = gen("render", "policies", "--out", "deploy")
     assert run.code == 1

@@ -86,7 +86,8 @@ class OverlaidDocument(Document):
             return replace(found, targets=targets)
         merged = _merged_into(self.patch, path[1:]) if path[:1] == ("spec",) else None
         if merged is not None:  # a mapping the override merged into: the merge is the likely cause
-            kept = sorted(set(_at(self.written.data, path) or {}) - set(merged))
+            under = _at(self.written.data, path)  # the policy's value there: a mapping, or what the merge replaced
+            kept = sorted(set(under) - set(merged)) if isinstance(under, dict) else []
             spelled = ".".join(map(str, path[1:]))
             merge = (
                 f"the override merges into spec.{spelled} (RFC 7386), which keeps {', '.join(kept)} from the policy: "
