@@ -53,17 +53,45 @@ def check_service(obj: dict[str, Any]) -> Iterator[Finding]:
             yield _error(("spec", "externalIPs", i), why)
     yield from _service_source_ranges(obj, kind)
     yield from _service_traffic_policies(spec, kind)
+    yield from _service_load_balancer(obj, kind)
 
 
 def _service_cluster_ips(spec: dict[str, Any], kind: str) -> Iterator[Finding]:
-    """validateServiceClusterIPs and the type rules: an IP or None; none at all on an
-    ExternalName Service, whose externalName is a DNS name; never None on NodePort or
-    LoadBalancer."""
-    cluster_ip = spec.get("clusterIP")
-    for i, ip in enumerate(spec.get("clusterIPs") or ([cluster_ip] if cluster_ip else [])):
-        where = ("spec", "clusterIPs", i) if spec.get("clusterIPs") else ("spec", "clusterIP")
-        if ip != "None" and names.ip_sloppy(str(ip)) is None:
+    """ValidateService's IP rules: clusterIPs[0] is clusterIP; at most two, IPs of different
+    families, None only alone; ipFamilies IPv4 or IPv6, at most two, different, and matching
+    the IPs they are given with; none at all on an ExternalName Service, whose externalName is
+    a DNS name; never None on NodePort or LoadBalancer."""
+    cluster_ip, listed = spec.get("clusterIP"), spec.get("clusterIPs") or []
+    if listed and cluster_ip != listed[0]:
+        yield _error(("spec", "clusterIPs", 0), f"first value must match `clusterIP` ({shown(cluster_ip)})")
+    if len(listed) > 2:
+        yield _error(("spec", "clusterIPs"), "may have at most 2 values, one per IP family")
+    families: list[int] = []
+    for i, ip in enumerate(listed or ([cluster_ip] if cluster_ip else [])):
+        where = ("spec", "clusterIPs", i) if listed else ("spec", "clusterIP")
+        if ip == "None":
+            if len(listed) > 1:
+                yield _error(where, "None is allowed only as the one value of clusterIPs (headless)")
+            continue
+        address = names.ip_sloppy(str(ip))
+        if address is None:
             yield _error(where, f"{shown(ip)} must be a valid IP address or None")
+            continue
+        if address.version in families:
+            yield _error(where, "may specify no more than one IP for each IP family")
+        families.append(address.version)
+    declared = spec.get("ipFamilies") or []
+    for i, family in enumerate(declared):
+        if family not in ("IPv4", "IPv6"):
+            yield unsupported(("spec", "ipFamilies", i), "k8s-service", family, ("IPv4", "IPv6"))
+        elif family in declared[:i]:
+            yield _error(("spec", "ipFamilies", i), f"Duplicate value: {family}")
+        elif i < len(families) and family != f"IPv{families[i]}":
+            yield _error(
+                ("spec", "ipFamilies", i), f"{family} does not match clusterIPs[{i}], an IPv{families[i]} address"
+            )
+    if len(declared) > 2:
+        yield _error(("spec", "ipFamilies"), "may have at most 2 values")
     if kind == "ExternalName":
         if cluster_ip:
             yield _error(("spec", "clusterIP"), "Forbidden: must be empty for ExternalName services")
@@ -116,6 +144,9 @@ def _service_ports(ports: list[dict[str, Any]], kind: str) -> Iterator[Finding]:
             yield _error((*at, "targetPort"), "must be between 1 and 65535, inclusive")
         elif isinstance(target, str) and (err := names.port_name(target)):
             yield _error((*at, "targetPort"), f"targetPort {shown(target)} {err}")
+        app = port.get("appProtocol")
+        if isinstance(app, str) and (err := names.qualified_name(app)):
+            yield _error((*at, "appProtocol"), f"appProtocol {shown(app)}: {err}")
 
 
 SOURCE_RANGES_ANNOTATION = "service.beta.kubernetes.io/load-balancer-source-ranges"
@@ -155,6 +186,42 @@ def _is_cidr(text: str) -> bool:
 
 
 _TRAFFIC_POLICIES = ("Cluster", "Local")
+_TRAFFIC_DISTRIBUTIONS = ("PreferClose", "PreferSameZone", "PreferSameNode")
+_TOPOLOGY_ANNOTATIONS = ("service.kubernetes.io/topology-aware-hints", "service.kubernetes.io/topology-mode")
+MAX_AFFINITY_TIMEOUT = 86400
+
+
+def _service_load_balancer(obj: dict[str, Any], kind: str) -> Iterator[Finding]:
+    """allocateLoadBalancerNodePorts and loadBalancerClass (a qualified name) only on a
+    LoadBalancer; session affinity config only with ClientIP affinity and a timeout of 1 s to
+    a day; a known trafficDistribution; the two topology annotations alike when both are set."""
+    spec = obj["spec"]
+    for field in ("allocateLoadBalancerNodePorts", "loadBalancerClass"):
+        if field in spec and kind != "LoadBalancer":
+            yield _error(("spec", field), "may only be used when `type` is 'LoadBalancer'")
+    lb_class = spec.get("loadBalancerClass")
+    if isinstance(lb_class, str) and (err := names.qualified_name(lb_class)):
+        yield _error(("spec", "loadBalancerClass"), f"{shown(lb_class)}: {err}")
+    config = spec.get("sessionAffinityConfig")
+    if isinstance(config, dict):
+        if spec.get("sessionAffinity", "None") != "ClientIP":
+            yield _error(("spec", "sessionAffinityConfig"), "must not be set when `sessionAffinity` is None")
+        timeout = (config.get("clientIP") or {}).get("timeoutSeconds")
+        if isinstance(timeout, int) and not 0 < timeout <= MAX_AFFINITY_TIMEOUT:
+            yield _error(
+                ("spec", "sessionAffinityConfig", "clientIP", "timeoutSeconds"),
+                f"must be greater than 0 and less than {MAX_AFFINITY_TIMEOUT}",
+            )
+    distribution = spec.get("trafficDistribution")
+    if distribution is not None and distribution not in _TRAFFIC_DISTRIBUTIONS:
+        yield unsupported(("spec", "trafficDistribution"), "k8s-service", distribution, _TRAFFIC_DISTRIBUTIONS)
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    hints, mode = (annotations.get(key) for key in _TOPOLOGY_ANNOTATIONS)
+    if hints is not None and mode is not None and hints != mode:
+        yield _error(
+            ("metadata", "annotations", _TOPOLOGY_ANNOTATIONS[0]),
+            f"must match annotations[{_TOPOLOGY_ANNOTATIONS[1]}] when both are set",
+        )
 
 
 def _service_traffic_policies(spec: dict[str, Any], kind: str) -> Iterator[Finding]:
