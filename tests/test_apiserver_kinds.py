@@ -182,6 +182,24 @@ SERVICE = {
     "metadata": META,
     "spec": {"selector": {"app": "trainer"}, "ports": [{"name": "metrics", "port": 9400}]},
 }
+CRONJOB = {
+    "apiVersion": "batch/v1",
+    "kind": "CronJob",
+    "metadata": META,
+    "spec": {
+        "schedule": "0 3 * * *",
+        "jobTemplate": {
+            "spec": {
+                "template": {
+                    "spec": {
+                        "restartPolicy": "OnFailure",
+                        "containers": [{"name": "report", "image": "registry.example.com/report:1.0"}],
+                    }
+                }
+            }
+        },
+    },
+}
 ENDPOINTS = {
     "apiVersion": "v1",
     "kind": "Endpoints",
@@ -384,6 +402,13 @@ CASES = [
         (("spec", "loadBalancerSourceRanges"), ["10.0.0.0/8"]),
         "k8s-service",
         "may only be used when `type` is 'LoadBalancer'",
+    ),
+    (
+        "cronjob-template-selector",
+        CRONJOB,
+        (("spec", "jobTemplate", "spec", "selector"), {"matchLabels": {"app": "report"}}),
+        "k8s-cronjob",
+        "`selector` will be auto-generated",
     ),
     (
         "ingress-host-ip",

@@ -12,6 +12,7 @@ import zoneinfo
 from collections.abc import Iterator
 from typing import Any
 
+from generator.kube import labels
 from generator.kube.findings import Finding, Path, unsupported
 from generator.problems import Severity
 from generator.schema_messages import shown
@@ -164,10 +165,27 @@ def check_job_spec(spec: Any, path: Path) -> Iterator[Finding]:
         value = spec.get(key)
         if value is not None and value not in allowed:
             yield unsupported((*path, key), "k8s-job", value, allowed)
-    for key in ("parallelism", "completions", "backoffLimit", "ttlSecondsAfterFinished", "backoffLimitPerIndex"):
+    for key in (
+        "parallelism",
+        "completions",
+        "backoffLimit",
+        "ttlSecondsAfterFinished",
+        "backoffLimitPerIndex",
+        "activeDeadlineSeconds",
+    ):
         value = spec.get(key)
         if isinstance(value, int) and value < 0:
             yield _error((*path, key), "k8s-job", "must be greater than or equal to 0")
+    selector = spec.get("selector")
+    if spec.get("manualSelector") is True and isinstance(selector, dict):
+        template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+        if not labels.selects(selector, template_labels):
+            yield _error(
+                (*path, "template", "metadata", "labels"),
+                "k8s-job",
+                "`selector` does not match template `labels`",
+                "with manualSelector the selector must select the Pods the template makes",
+            )
     if indexed and spec.get("completions") is None:
         yield _error(
             (*path, "completionMode"),
@@ -269,4 +287,15 @@ def check_cron_job(obj: dict[str, Any]) -> Iterator[Finding]:
         value = spec.get(key)
         if isinstance(value, int) and value < 0:
             yield _error(("spec", key), "k8s-cronjob", "must be greater than or equal to 0")
-    yield from check_job_spec((spec.get("jobTemplate") or {}).get("spec"), ("spec", "jobTemplate", "spec"))
+    job = (spec.get("jobTemplate") or {}).get("spec")
+    yield from check_job_spec(job, ("spec", "jobTemplate", "spec"))
+    if isinstance(job, dict):  # validateJobTemplateSpec: each Job's selector is generated
+        if job.get("selector") is not None:
+            yield _error(
+                ("spec", "jobTemplate", "spec", "selector"),
+                "k8s-cronjob",
+                "`selector` will be auto-generated",
+                "remove it: every Job the CronJob creates gets a selector of its own",
+            )
+        if job.get("manualSelector") is True:
+            yield unsupported(("spec", "jobTemplate", "spec", "manualSelector"), "k8s-cronjob", True, ("nil", "false"))

@@ -21,6 +21,7 @@ ANNOTATIONS_MAX_BYTES = 262144
 _NAME_VALIDATORS: dict[str, Callable[[str], str | None]] = {
     "Namespace": names.dns1123_label,
     "Service": names.dns1035_label,
+    "StatefulSet": names.dns1123_label,  # ValidateStatefulSetName: its Pods' hostnames
     "Role": names.path_segment,
     "ClusterRole": names.path_segment,
     "RoleBinding": names.path_segment,
