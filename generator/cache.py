@@ -10,10 +10,12 @@ writes sees the whole entry or none.
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import marshal
 import os
 import tempfile
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -49,6 +51,24 @@ def key(content: bytes) -> str:
     return hashlib.sha256(content).hexdigest()
 
 
+@cache
+def code() -> bytes:
+    """gen's own code as the cache sees it: every file of the package by path, size and
+    modification time, so an entry made by other code (a development checkout edited
+    without a new version number) is never read."""
+    root = Path(__file__).parent
+    stamp = hashlib.sha256()
+    for folder, subfolders, names in os.walk(root):
+        subfolders.sort()
+        for name in sorted(names):
+            if name.endswith((".pyc", ".pyo")):
+                continue
+            path = os.path.join(folder, name)
+            info = os.stat(path)
+            stamp.update(f"{os.path.relpath(path, root)}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+    return stamp.digest()
+
+
 def read(kind: str, name: str) -> Any:
     """The plain value stored under name, or None (no entry, caching off, or an entry that does not read)."""
     folder = directory(kind)
@@ -56,9 +76,26 @@ def read(kind: str, name: str) -> Any:
         return None
     try:
         with open(folder / name, "rb") as entry:
-            return marshal.load(entry)
+            data = entry.read()  # marshal.load reads a file object piece by piece: 8 times slower
+        with collector_paused():
+            return marshal.loads(data)
     except (OSError, EOFError, ValueError, TypeError):
         return None
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """For making millions of objects that live on (what a cache entry holds): the cycle
+    collector's passes would each walk everything alive (reading 10,000 cached policies took
+    0.93 s instead of 0.09 s)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()  # and none of them is walked by a pass later either: they live to the end
+        if was_enabled:
+            gc.enable()
 
 
 def write(kind: str, name: str, value: Any) -> None:

@@ -92,3 +92,47 @@ def test_the_cel_parser_gives_the_same_verdicts_cold_warm_corrupted_and_off(tmp_
     off = tmp_path / "off"
     assert _validate_cert(off, "--no-cache").stdout == cold.stdout
     assert not off.exists()
+
+
+def _render(policies: Path, out: Path) -> tuple[list[object], dict[str, bytes]]:
+    from generator import pipeline
+    from generator.render import write
+
+    result = pipeline.render(pipeline.RenderOptions(policies, out))
+    assert not [p for p in result.problems if p.severity.name == "ERROR"], result.problems
+    files = {f"{plan.reldir}/{name}": data for plan in result.plans for name, data in plan.with_manifest().items()}
+    with write.output_lock(out):
+        write.write_all(out, result.plans)
+    return result.problems, files
+
+
+def test_policies_are_the_same_cold_warm_edited_and_corrupted(cache_home: Path, policy_copy: Path) -> None:
+    """A policy file unchanged since the last run is taken from the cache; an edited one is read
+    again, so the render follows the edit; a broken entry is ignored and rewritten."""
+    out = policy_copy.parent / "out"
+    cold = _render(policy_copy, out)
+    (bundle,) = _entries(cache_home, "policies")
+    assert _render(policy_copy, out) == cold
+
+    app = policy_copy / "cache-app.yaml"
+    app.write_text(app.read_text().replace("memory: 256Mi", "memory: 320Mi"))
+    edited = _render(policy_copy, out)
+    assert edited != cold and any(b"320Mi" in data for data in edited[1].values())
+    assert _render(policy_copy, out) == edited  # and the edit is what the cache holds now
+
+    bundle.write_bytes(b"\x00not marshal data")
+    assert _render(policy_copy, out) == edited
+    assert cache.read("policies", bundle.name) is not None  # rewritten whole
+
+
+def test_policies_cached_by_other_code_are_not_read(
+    cache_home: Path, policy_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An entry is named after gen's code too: a checkout edited without a new version number
+    never reads what the code before the edit cached."""
+    out = policy_copy.parent / "out"
+    _render(policy_copy, out)
+    cache.code.cache_clear()
+    monkeypatch.setattr(cache, "code", lambda: b"other code")
+    _render(policy_copy, out)
+    assert len(_entries(cache_home, "policies")) == 2
