@@ -411,6 +411,16 @@ CASES = [
         "`selector` will be auto-generated",
     ),
     (
+        "template-ephemeral-container",
+        CRONJOB,
+        (
+            ("spec", "jobTemplate", "spec", "template", "spec", "ephemeralContainers"),
+            [{"name": "debug", "image": "busybox:1.36"}],
+        ),
+        "k8s-container",
+        "ephemeral containers not allowed in pod template",
+    ),
+    (
         "ingress-host-ip",
         INGRESS,
         (("spec", "rules", 0, "host"), "10.0.0.1"),

@@ -86,12 +86,18 @@ def check_daemon_set(obj: dict[str, Any]) -> Iterator[Finding]:
         )
 
 
+_DEPLOYMENT_STRATEGIES = ("Recreate", "RollingUpdate")
+
+
 def check_deployment(spec: dict[str, Any]) -> Iterator[Finding]:
     replicas = spec.get("replicas")
     if isinstance(replicas, int) and replicas < 0:
         yield error_at(("spec", "replicas"), "k8s-deployment", "must be greater than or equal to 0")
     strategy = spec.get("strategy") or {}
-    if strategy.get("type") == "Recreate" and "rollingUpdate" in strategy:
+    kind = strategy.get("type")
+    if kind is not None and kind not in _DEPLOYMENT_STRATEGIES:
+        yield unsupported(("spec", "strategy", "type"), "k8s-deployment", kind, _DEPLOYMENT_STRATEGIES)
+    if kind == "Recreate" and "rollingUpdate" in strategy:
         yield error_at(
             ("spec", "strategy", "rollingUpdate"),
             "k8s-deployment",

@@ -706,6 +706,13 @@ def check_workload(obj: dict[str, Any]) -> Iterator[Finding]:
         if isinstance(claim, dict)
     ]
     yield from check_pod_spec(template.get("spec"), (*tpath, "spec"), owner, claims)
+    if (template.get("spec") or {}).get("ephemeralContainers"):  # ValidatePodTemplateSpec
+        yield error_at(
+            (*tpath, "spec", "ephemeralContainers"),
+            "k8s-container",
+            "ephemeral containers not allowed in pod template",
+            "ephemeral containers are added to running Pods (kubectl debug), never templated",
+        )
     if kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"):
         selector = spec.get("selector")
         labels = (template.get("metadata") or {}).get("labels") or {}
