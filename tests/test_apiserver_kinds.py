@@ -421,6 +421,14 @@ CASES = [
         "ephemeral containers not allowed in pod template",
     ),
     (
+        "webhook-service-path",
+        WEBHOOK,
+        (("webhooks", 0, "clientConfig"), {"service": {"name": "svc", "namespace": "ns", "path": "validate/pods"}}),
+        "k8s-webhook",
+        "must start with a '/'",
+    ),
+    ("webhook-timeout", WEBHOOK, (("webhooks", 0, "timeoutSeconds"), 60), "k8s-webhook", "between 1 and 30 seconds"),
+    (
         "ingress-host-ip",
         INGRESS,
         (("spec", "rules", 0, "host"), "10.0.0.1"),

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
-from generator.kube import names
+from generator.kube import labels, names
 from generator.kube.findings import Finding, Path, unsupported
 from generator.problems import Severity
 from generator.schema_messages import shown
@@ -64,7 +65,8 @@ def check_admission_policy(obj: dict[str, Any]) -> Iterator[Finding]:
 
 
 def check_webhooks(obj: dict[str, Any]) -> Iterator[Finding]:
-    """ValidateValidatingWebhookConfiguration / ValidateMutatingWebhookConfiguration (create)."""
+    """ValidateValidatingWebhookConfiguration / ValidateMutatingWebhookConfiguration (create),
+    hook by hook as validateValidatingWebhook and validateMutatingWebhook walk it."""
     seen: set[str] = set()
     for i, hook in enumerate(obj.get("webhooks") or []):
         if not isinstance(hook, dict):
@@ -73,41 +75,181 @@ def check_webhooks(obj: dict[str, Any]) -> Iterator[Finding]:
         name = hook.get("name")
         if isinstance(name, str):
             if err := names.dns1123_subdomain(name):
-                yield Finding((*at, "name"), "k8s-webhook", Severity.ERROR, f"name {shown(name)} {err}")
+                yield _webhook_error((*at, "name"), f"name {shown(name)} {err}")
             elif name.count(".") < 2:
-                yield Finding(
-                    (*at, "name"),
-                    "k8s-webhook",
-                    Severity.ERROR,
-                    f"{shown(name)} should be a domain with at least three segments separated by dots",
+                yield _webhook_error(
+                    (*at, "name"), f"{shown(name)} should be a domain with at least three segments separated by dots"
                 )
             if name in seen:
-                yield Finding((*at, "name"), "k8s-webhook", Severity.ERROR, f"Duplicate value: {shown(name)}")
+                yield _webhook_error((*at, "name"), f"Duplicate value: {shown(name)}")
             seen.add(name)
         effects = hook.get("sideEffects")
         if effects not in _SIDE_EFFECTS:
             yield unsupported(
                 (*at, "sideEffects"), "k8s-webhook", effects, _SIDE_EFFECTS, "admissionregistration/v1 requires one"
             )
-        if not hook.get("admissionReviewVersions"):
-            yield Finding((*at, "admissionReviewVersions"), "k8s-webhook", Severity.ERROR, "Required value: list v1")
-        policy = hook.get("failurePolicy")
-        if policy is not None and policy not in _FAILURE_POLICIES:
-            yield unsupported((*at, "failurePolicy"), "k8s-webhook", policy, _FAILURE_POLICIES)
-        config = hook.get("clientConfig") or {}
-        if ("url" in config) == ("service" in config):
-            yield Finding(
-                (*at, "clientConfig"), "k8s-webhook", Severity.ERROR, "exactly one of url or service is required"
-            )
-        url = config.get("url")
-        if isinstance(url, str) and not url.startswith("https://"):
-            yield Finding(
-                (*at, "clientConfig", "url"), "k8s-webhook", Severity.ERROR, "'https' is the only allowed URL scheme"
-            )
+        yield from _review_versions(hook.get("admissionReviewVersions"), (*at, "admissionReviewVersions"))
+        for field, allowed in (
+            ("failurePolicy", _FAILURE_POLICIES),
+            ("matchPolicy", _MATCH_POLICIES),
+            ("reinvocationPolicy", _REINVOCATION_POLICIES),
+        ):
+            value = hook.get(field)
+            if value is not None and value not in allowed:
+                yield unsupported((*at, field), "k8s-webhook", value, allowed)
+        timeout = hook.get("timeoutSeconds")
+        if isinstance(timeout, int) and not 1 <= timeout <= MAX_WEBHOOK_TIMEOUT:
+            yield _webhook_error((*at, "timeoutSeconds"), "the timeout value must be between 1 and 30 seconds")
+        for selector in ("namespaceSelector", "objectSelector"):
+            yield from labels.check_selector(hook.get(selector), (*at, selector), "k8s-webhook")
+        yield from _client_config(hook.get("clientConfig") or {}, (*at, "clientConfig"))
         for r, rule in enumerate(hook.get("rules") or []):
-            for o, op in enumerate((rule or {}).get("operations") or [] if isinstance(rule, dict) else []):
-                if op not in _OPERATIONS:
-                    yield unsupported((*at, "rules", r, "operations", o), "k8s-webhook", op, _OPERATIONS)
-        for m, condition in enumerate(hook.get("matchConditions") or []):
-            if isinstance(condition, dict):
-                yield from _cel(condition.get("expression"), (*at, "matchConditions", m, "expression"), "k8s-webhook")
+            if isinstance(rule, dict):
+                yield from _rule(rule, (*at, "rules", r))
+        yield from _match_conditions(hook.get("matchConditions") or [], (*at, "matchConditions"))
+
+
+_MATCH_POLICIES = ("Exact", "Equivalent")
+_REINVOCATION_POLICIES = ("Never", "IfNeeded")
+_REVIEW_VERSIONS = ("v1", "v1beta1")
+MAX_WEBHOOK_TIMEOUT = 30
+MAX_MATCH_CONDITIONS = 64
+
+
+def _webhook_error(path: Path, message: str, hint: str = "") -> Finding:
+    return Finding(path, "k8s-webhook", Severity.ERROR, message, hint)
+
+
+def _review_versions(versions: Any, path: Path) -> Iterator[Finding]:
+    """validateAdmissionReviewVersions: DNS labels, none twice, one of them a version kube-apiserver sends."""
+    if not versions:
+        yield _webhook_error(path, "Required value: must specify one of v1, v1beta1")
+        return
+    for i, version in enumerate(versions):
+        if version in versions[:i]:
+            yield _webhook_error((*path, i), f"{shown(version)}: duplicate version")
+        elif err := names.dns1035_label(str(version)):
+            yield _webhook_error((*path, i), f"{shown(version)} {err}")
+    if not set(map(str, versions)) & set(_REVIEW_VERSIONS):
+        yield _webhook_error(path, "must include at least one of v1, v1beta1")
+
+
+def _client_config(config: dict[str, Any], path: Path) -> Iterator[Finding]:
+    """Exactly one of url (ValidateWebhookURL) and service (ValidateWebhookService)."""
+    url, service = config.get("url"), config.get("service")
+    if (url is None) == (service is None):
+        yield _webhook_error(path, "exactly one of url or service is required")
+    elif isinstance(url, str):
+        for problem in _url_problems(url):
+            yield _webhook_error((*path, "url"), f"{problem}; desired format: https://host[/path]")
+    elif isinstance(service, dict):
+        port = service.get("port", 443)  # SetDefaults_ServiceReference
+        if isinstance(port, int) and not 1 <= port <= 65535:
+            yield _webhook_error(
+                (*path, "service", "port"), "port is not valid: must be between 1 and 65535, inclusive"
+            )
+        route = service.get("path")
+        if isinstance(route, str) and (why := _service_path_problem(route)):
+            yield _webhook_error((*path, "service", "path"), f"{shown(route)}: {why}")
+
+
+def _url_problems(url: str) -> Iterator[str]:
+    parts = urlsplit(url)
+    if parts.scheme != "https":
+        yield "'https' is the only allowed URL scheme"
+    if not parts.hostname:
+        yield "host must be specified"
+    if "@" in parts.netloc:
+        yield f"{shown(parts.netloc.rsplit('@', 1)[0])}: user information is not permitted in the URL"
+    if parts.fragment:
+        yield f"{shown(parts.fragment)}: fragments are not permitted in the URL"
+    if parts.query:
+        yield f"{shown(parts.query)}: query parameters are not permitted in the URL"
+
+
+def _service_path_problem(route: str) -> str | None:
+    """ValidateWebhookService's path: `/` or segments that are DNS subdomains, none empty."""
+    if route in ("", "/"):
+        return None
+    if route == "//":
+        return "segment[0] may not be empty"
+    if not route.startswith("/"):
+        return "must start with a '/'"
+    for i, step in enumerate(route[1:].removesuffix("/").split("/")):
+        if not step:
+            return f"segment[{i}] may not be empty"
+        if err := names.dns1123_subdomain(step):
+            return f"segment[{i}]: {err}"
+    return None
+
+
+def _rule(rule: dict[str, Any], path: Path) -> Iterator[Finding]:
+    """validateRuleWithOperations and validateRule: operations, groups, versions and resources
+    present, a wildcard alone, resources and subresources without overlap."""
+    operations = rule.get("operations")
+    if not operations:
+        yield _webhook_error((*path, "operations"), "Required value: list the operations the rule matches")
+    for o, op in enumerate(operations or []):
+        if op not in _OPERATIONS:
+            yield unsupported((*path, "operations", o), "k8s-webhook", op, _OPERATIONS)
+    if operations and "*" in operations and len(operations) > 1:
+        yield _webhook_error((*path, "operations"), "if '*' is present, must not specify other operations")
+    for field in ("apiGroups", "apiVersions"):
+        values = rule.get(field) or []
+        if "*" in values and len(values) > 1:
+            yield _webhook_error((*path, field), f"if '*' is present, must not specify other {field}")
+    yield from _resources(rule.get("resources") or [], (*path, "resources"))
+
+
+def _resources(resources: list[Any], path: Path) -> Iterator[Finding]:
+    """validateResources, in its order: `x/*` or `*/x` before a later `x/y` or `y/x`, `*/*` alone,
+    `*` with no resource lacking a subresource (the last one without a slash decides)."""
+    wildcard_sub: set[str] = set()
+    wildcard_resource: set[str] = set()
+    double = single = plain = False
+    for i, entry in enumerate(map(str, resources)):
+        if not entry:
+            yield _webhook_error((*path, i), "Required value: a resource")
+            continue
+        double = double or entry == "*/*"
+        single = single or entry == "*"
+        if "/" not in entry:
+            plain = entry != "*"
+            continue
+        resource, sub = entry.split("/", 1)
+        if resource in wildcard_sub:
+            yield _webhook_error((*path, i), f"if '{resource}/*' is present, must not specify {entry}")
+        if sub in wildcard_resource:
+            yield _webhook_error((*path, i), f"if '*/{sub}' is present, must not specify {entry}")
+        if sub == "*":
+            wildcard_sub.add(resource)
+        if resource == "*":
+            wildcard_resource.add(sub)
+    if double and len(resources) > 1:
+        yield _webhook_error(path, "if '*/*' is present, must not specify other resources")
+    if single and plain:
+        yield _webhook_error(path, "if '*' is present, must not specify other resources without subresources")
+
+
+def _match_conditions(conditions: list[Any], path: Path) -> Iterator[Finding]:
+    """validateMatchConditions: at most 64, each named (a qualified name, once) with an
+    expression that compiles."""
+    if len(conditions) > MAX_MATCH_CONDITIONS:
+        yield _webhook_error(path, f"Too many: {len(conditions)}: must have at most {MAX_MATCH_CONDITIONS} items")
+    seen: set[str] = set()
+    for m, condition in enumerate(conditions):
+        if not isinstance(condition, dict):
+            continue
+        where = (*path, m)
+        name = condition.get("name")
+        if not name:
+            yield _webhook_error((*where, "name"), "Required value: a match condition needs a name")
+        elif err := names.qualified_name(str(name)):
+            yield _webhook_error((*where, "name"), f"{shown(name)}: {err}")
+        elif name in seen:
+            yield _webhook_error((*where, "name"), f"Duplicate value: {shown(name)}")
+        if name:
+            seen.add(str(name))
+        if not condition.get("expression"):
+            yield _webhook_error((*where, "expression"), "Required value: a match condition needs an expression")
+        yield from _cel(condition.get("expression"), (*where, "expression"), "k8s-webhook")
