@@ -98,11 +98,14 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def write(kind: str, name: str, value: Any) -> None:
-    """Store a plain value (what marshal writes) under name; silently nothing when it cannot be."""
+def write(kind: str, name: str, value: Any, keep: int | None = None) -> None:
+    """Store a plain value (what marshal writes) under name; silently nothing when it cannot be.
+    keep: how many entries of the kind to leave, the least recently used going first."""
     folder = directory(kind)
     if folder is None:
         return
+    if keep is not None:
+        _prune(folder, keep - 1)
     try:
         data = marshal.dumps(value)
     except ValueError:
@@ -117,3 +120,22 @@ def write(kind: str, name: str, value: Any) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
             raise
+
+
+def touch(kind: str, name: str) -> None:
+    """Mark an entry as used now: pruning removes the least recently used first."""
+    folder = directory(kind)
+    if folder is not None:
+        with contextlib.suppress(OSError):
+            os.utime(folder / name)
+
+
+def _prune(folder: Path, keep: int) -> None:
+    with contextlib.suppress(OSError):
+        entries = [entry for entry in os.scandir(folder) if entry.is_file() and not entry.name.startswith(".tmp-")]
+        if len(entries) <= keep:
+            return
+        entries.sort(key=lambda entry: entry.stat().st_mtime_ns)
+        for entry in entries[: len(entries) - keep]:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import os
 import shutil
 import sys
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,6 +13,18 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 POLICIES = ROOT / "policies"
 SHARED_CRDS = ROOT.parent / "shared" / "reference" / "crds"
+
+
+# The suite keeps gen's cache to itself, from collection on (some modules render while they
+# load): never the developer's, and removed at the end.
+_CACHE_HOME = tempfile.mkdtemp(prefix="gen-test-cache-")
+os.environ["XDG_CACHE_HOME"] = _CACHE_HOME
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _own_cache() -> Iterator[None]:
+    yield
+    shutil.rmtree(_CACHE_HOME, ignore_errors=True)
 
 
 @dataclass

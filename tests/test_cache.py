@@ -136,3 +136,12 @@ def test_policies_cached_by_other_code_are_not_read(
     monkeypatch.setattr(cache, "code", lambda: b"other code")
     _render(policy_copy, out)
     assert len(_entries(cache_home, "policies")) == 2
+
+
+def test_a_kind_kept_to_a_number_loses_its_least_recently_used_entries(cache_home: Path) -> None:
+    for n in range(6):
+        cache.write("policies", f"e{n}", n, keep=4)
+        os.utime(cache_home / "gen" / next(p.name for p in cache_home.glob("gen/*")) / "policies" / f"e{n}", (n, n))
+    cache.touch("policies", "e2")  # used again: now the most recent
+    cache.write("policies", "e6", 6, keep=4)
+    assert sorted(p.name for p in _entries(cache_home, "policies")) == ["e2", "e4", "e5", "e6"]

@@ -59,6 +59,7 @@ _PLAIN_POLICIES = parallel.Codec(_built_to_plain, _built_from_plain)
 # The cache of built policies: per policy directory (and working directory, which names the
 # files), one entry holding each file's plain form under the hash of its name and content.
 _BUILDS = "policies"
+_KEPT_BUNDLES = 32  # policy directories (and gen builds) remembered; the least recently used go first
 
 
 def _content_key(path: str, name: str) -> str | None:
@@ -116,8 +117,10 @@ def load_policies(
             loaded.append(next(fresh))
             if key is not None:
                 plain[key] = _built_to_plain(loaded[-1])
-    if plain.keys() != stored.keys():
-        cache.write(_BUILDS, _bundle_name(roots), plain)  # only what this run read: old entries go
+    if plain.keys() != stored.keys():  # only what this run read: entries of deleted files go
+        cache.write(_BUILDS, _bundle_name(roots), plain, keep=_KEPT_BUNDLES)
+    elif stored:
+        cache.touch(_BUILDS, _bundle_name(roots))
     built = [item for found in loaded for item in found]
     real = {name: path for path, name in files}
     for policy, _ in built:
