@@ -377,7 +377,7 @@ CASES = [
         QUOTA,
         (("spec", "hard", "storage"), "10Gi"),
         "k8s-quota",
-        "must be a standard resource for quota",
+        "did you mean requests.storage?",
     ),
     ("pv-two-sources", PV, (("spec", "nfs"), {"server": "nfs.example.com", "path": "/data"}), "k8s-pv", "more than 1"),
     ("pv-recycle-root", PV, (("spec", "hostPath", "path"), "/"), "k8s-pv", "may not be '/'"),

@@ -655,7 +655,13 @@ def check_resource_quota(obj: dict[str, Any]) -> Iterator[Finding]:
         where = ("spec", "hard", name)
         amount = parse_quantity(value)
         if err := _quota_resource_error(str(name)):
-            yield _quota_error(where, f"resource {shown(name)}: {err}")
+            yield Finding(
+                where,
+                "k8s-quota",
+                Severity.ERROR,
+                f"resource {shown(name)}: {err}",
+                f"did you mean requests.{name}?" if f"requests.{name}" in _QUOTA_RESOURCES else "",
+            )
         elif amount is None:
             yield _quota_error(where, f"{shown(value)} is not a quantity")
         elif amount < 0:

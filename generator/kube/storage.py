@@ -82,7 +82,9 @@ def _allowed_topologies(terms: Any) -> Iterator[Finding]:
                 "Duplicate value: this term allows what another term already does"
                 if expressions
                 else "a term with no matchLabelExpressions is refused (as a duplicate of an empty term)",
-                "each term lists the label values a volume may be provisioned in; drop the repeated term",
+                "each term lists the label values a volume may be provisioned in; drop the repeated term"
+                if expressions
+                else "give the term matchLabelExpressions, or drop it",
             )
         seen.append(expressions)
 
