@@ -119,17 +119,16 @@ def _tool_file(path: str) -> bool:
     return bool(directory) and not _NOT_MANIFEST_DIRS.isdisjoint(directory.split("/"))
 
 
-def _is_fragment(path: str) -> bool:
-    """A Helm values file or patch gen wrote beside a target's manifests: not an object."""
-    directory = os.path.dirname(path)
+def _is_fragment(directory: str) -> bool:
+    """A file in directory is a Helm values file or patch gen wrote beside a target's
+    manifests: not an object."""
     return os.path.basename(directory) == FRAGMENTS_DIR and os.path.isfile(
         os.path.join(os.path.dirname(directory), MANIFEST_FILE)
     )
 
 
-def _chart_root(path: str, roots: dict[str, str | None]) -> str | None:
-    """The Helm chart directory (one holding Chart.yaml) that path lies in, if any."""
-    directory = os.path.dirname(path)
+def _chart_root(directory: str, roots: dict[str, str | None]) -> str | None:
+    """The Helm chart directory (one holding Chart.yaml) that directory lies in, if any."""
     seen = []
     while directory not in roots:
         seen.append(directory)
@@ -209,17 +208,21 @@ def manifest_files(
     kept: list[tuple[str, str]] = []
     skipped: list[str] = []
     patch_cache: dict[str, set[str]] = {}
+    patches_near: dict[str, set[str]] = {}
     roots: dict[str, str | None] = {}
     charts: dict[str, str] = {}
     for path, name in found:
         if excluded(name):
             continue
+        directory = os.path.dirname(path)  # once per file: the checks below all start from it
         if path != "/dev/stdin" and (
-            _tool_file(name) or _is_fragment(path) or (look_for_patches and _is_patch(path, patch_cache))
+            _tool_file(name)
+            or _is_fragment(directory)
+            or (look_for_patches and _is_patch(path, directory, patches_near, patch_cache))
         ):
             skipped.append(name)
             continue
-        root = _chart_root(path, roots) if path != "/dev/stdin" else None
+        root = _chart_root(directory, roots) if path != "/dev/stdin" else None
         if root is not None:
             charts.setdefault(root, name[: len(name) - len(os.path.relpath(path, root))] + "Chart.yaml")
             skipped.append(name)
@@ -240,19 +243,25 @@ def manifest_files(
     return Selected(kept, skipped, notes), missing
 
 
-def _is_patch(path: str, cache: dict[str, set[str]]) -> bool:
+def _is_patch(path: str, directory: str, near: dict[str, set[str]], cache: dict[str, set[str]]) -> bool:
     """Whether a kustomization in path's directory or up to two above uses path as a patch
     (its real path is worked out only where such a kustomization lists patches)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    real = None
-    for _ in range(3):
-        patches = _patches_of(directory, cache)
-        if patches:
-            real = real or os.path.realpath(path)
-            if real in patches:
-                return True
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            break
-        directory = parent
-    return False
+    patches = _patches_near(directory, near, cache)
+    return bool(patches) and os.path.realpath(path) in patches
+
+
+def _patches_near(directory: str, near: dict[str, set[str]], cache: dict[str, set[str]]) -> set[str]:
+    """What the kustomizations in directory and up to two above use as patches: worked out once
+    per directory, not once per file in it."""
+    found = near.get(directory)
+    if found is None:
+        found = set()
+        current = os.path.abspath(directory)
+        for _ in range(3):
+            found |= _patches_of(current, cache)
+            parent = os.path.dirname(current)
+            if parent == current:
+                break
+            current = parent
+        near[directory] = found
+    return found
