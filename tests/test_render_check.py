@@ -337,7 +337,7 @@ def test_parallel_render_is_byte_identical_to_serial(
 ) -> None:
     import sys
 
-    from generator import parallel, pipeline
+    from generator import cache, parallel, pipeline
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
     from synthetic import make_repo
@@ -355,11 +355,15 @@ def test_parallel_render_is_byte_identical_to_serial(
         return [(p.reldir, p.files) for p in result.plans]
 
     monkeypatch.setenv("GEN_WORKERS", "1")
-    serial = plans()
+    serial = plans()  # and each target's render kept for the next run
     monkeypatch.setattr(parallel, "MIN_ITEMS", 1)
     monkeypatch.setenv("GEN_WORKERS", workers)
     assert parallel.workers(10) == int(workers)
-    assert plans() == serial
+    assert plans() == serial  # everything reused from the serial run
+    monkeypatch.setenv("GEN_NO_CACHE", "1")
+    cache.directory.cache_clear()
+    assert plans() == serial  # everything rendered and judged in the workers
+    cache.directory.cache_clear()
 
 
 def test_check_json_is_one_report_with_warnings_and_drift(gen, policy_copy: Path, tmp_path: Path) -> None:

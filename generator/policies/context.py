@@ -75,17 +75,32 @@ def scheduler_values(policy: Policy) -> dict[str, Any]:
     }
 
 
-def _replicated(policy: Policy, target: Target) -> dict[str, Any]:
+def across(policy: Policy, target: Target) -> list[list[str]] | None:
+    """What rendering a policy reads from the target's other policies, and the only place it
+    is read: a render cached under the policy's own text and this is never stale.
+    A ReplicatedService: the namespaces each colocation rule's services run in (none when
+    they are its own); Monitoring without namespaces of its own: those of every service."""
     services = target.of_kind("ReplicatedService")
-    colocate = []
-    for rule in policy.spec["placement"]["colocateWith"]:
-        matches = {
-            s.spec["namespace"]
-            for s in services
-            if all(pod_labels(s).get(k) == v for k, v in rule["matchLabels"].items())
-        }
-        namespaces = sorted(matches) if matches and matches != {policy.spec["namespace"]} else []
-        colocate.append({**rule, "namespaces": namespaces})
+    if policy.kind == "ReplicatedService":
+        found = []
+        for rule in policy.spec["placement"]["colocateWith"]:
+            matches = {
+                s.spec["namespace"]
+                for s in services
+                if all(pod_labels(s).get(k) == v for k, v in rule["matchLabels"].items())
+            }
+            found.append(sorted(matches) if matches and matches != {policy.spec["namespace"]} else [])
+        return found
+    if policy.kind == "Monitoring" and not policy.spec.get("namespaces"):
+        return [sorted({s.spec["namespace"] for s in services})]
+    return None
+
+
+def _replicated(policy: Policy, target: Target) -> dict[str, Any]:
+    rules = policy.spec["placement"]["colocateWith"]
+    colocate = [
+        {**rule, "namespaces": namespaces} for rule, namespaces in zip(rules, across(policy, target) or [], strict=True)
+    ]
     spec = policy.spec
     liveness = spec.get("livenessProbe") or liveness_from_readiness(spec.get("readinessProbe"))
     fields = {**spec, "livenessProbe": liveness} if liveness else spec
@@ -330,9 +345,7 @@ def liveness_from_readiness(readiness: dict[str, Any] | None) -> dict[str, Any] 
 
 
 def _monitoring(policy: Policy, target: Target) -> dict[str, Any]:
-    namespaces = policy.spec.get("namespaces") or sorted(
-        {s.spec["namespace"] for s in target.of_kind("ReplicatedService")}
-    )
+    namespaces = policy.spec.get("namespaces") or (across(policy, target) or [[]])[0]
     return {"namespaces": namespaces, "allowlist_flag": KSM_ALLOWLIST_FLAG}
 
 

@@ -113,6 +113,16 @@ def new_names(manifests: list[Manifest]) -> None:
                 group.obj["metadata"]["name"] = new
 
 
+def stamp(manifest: Manifest) -> tuple[str, Any, Any]:
+    """Everything config_hashes and new_names may have set on an object: the same rendered
+    object with the same stamp is the same object, so what judging it found still holds."""
+    path = TEMPLATE_PATHS.get(manifest.kind)
+    meta = at_path(manifest.obj, (*path, "metadata")) if path else None
+    if not isinstance(meta, dict):
+        return manifest.name, None, None
+    return manifest.name, at_path(meta, ("annotations", CONFIG_HASH)), at_path(meta, ("labels", POD_GROUP_LABEL))
+
+
 # Labels the controllers add to the Pods they create, with values no manifest states.
 _CONTROLLER_LABELS = frozenset(
     {

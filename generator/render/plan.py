@@ -24,6 +24,7 @@ from generator.policies.policy import Policy
 from generator.policies.targets import Target
 from generator.problems import Problem, Severity, json_path
 from generator.render import links, write
+from generator.render.reuse import Reuse
 from generator.render.templates import Manifest, TargetRender, compile_templates, render_gitops, render_target
 from generator.yamlio.serialize import dump_yaml
 
@@ -158,7 +159,8 @@ def render_and_plan(
     compare with, as for `gen lint`). `only` renders and judges just some policies' objects,
     without the checks across all of the target's objects (`gen lint` of a few files).
     `processes`: how many the target's policies and objects are spread over."""
-    rendered, problems = render_target(target, only, processes)
+    reuse = Reuse.of(target) if out is not None and only is None else None
+    rendered, problems = render_target(target, only, processes, reuse)
     links.config_hashes(rendered.manifests)
     links.new_names(rendered.manifests)
     plugins = _declared_plugins(target)
@@ -169,7 +171,8 @@ def render_and_plan(
     }
     catalog = crds.Catalog()  # the team's CRDs (--crds, .gen.yaml, Manifests) judge their custom resources
     catalog.add_all(definitions, stored=True)  # crds.stored() checked them
-    catalog.add_all((m.obj, m.written_in.file) for m in rendered.manifests if m.written_in and is_definition(m.obj))
+    own = [(m.obj, m.written_in.file) for m in rendered.manifests if m.written_in and is_definition(m.obj)]
+    catalog.add_all(own)
     validator = ManifestValidator(target.versions, plugins, own_output=True, enforced=enforced, definitions=catalog)
     # the team's objects, as `gen validate` judges them
     raw_validator = ManifestValidator(target.versions, plugins, enforced=enforced, definitions=catalog)
@@ -177,9 +180,17 @@ def render_and_plan(
     if processes > 1 and catalog:
         catalog.compile()  # once here, inherited by the workers, as `gen validate` does
     judge = partial(_judged, validator=validator, raw_validator=raw_validator)
-    judged = parallel.map_in_order(judge, rendered.manifests, processes, codec=_PLAIN_JUDGED)
-    for manifest, (text, found) in zip(rendered.manifests, judged, strict=True):
-        manifest.text = text  # written in a worker: the same text
+    judged: dict[int, _Judged] = {}
+    if reuse is not None:
+        reuse.judging_with(target.versions, plugins, sorted(enforced.items()), list(definitions), own)
+        judged = {id(m): before for m in rendered.manifests if (before := reuse.judged(m)) is not None}
+    todo = [m for m in rendered.manifests if id(m) not in judged]
+    judged.update(zip(map(id, todo), parallel.map_in_order(judge, todo, processes, codec=_PLAIN_JUDGED), strict=True))
+    for manifest in rendered.manifests:
+        text, found = judged[id(manifest)]
+        manifest.text = text  # written in a worker or a previous run: the same text
+        if reuse is not None:
+            reuse.keep_judged(manifest, text, found)
         problems.extend(found)
         if not any(p.rule in SHAPE_UNSURE for p in found):
             well_formed.append(manifest)
@@ -217,6 +228,8 @@ def render_and_plan(
         plans.append(gitops_plan)
         if out is not None:
             changes += _changes(target.name, engines, out, gitops_plan, listed)
+    if reuse is not None:
+        reuse.save()
     return plans, problems, changes
 
 

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache, cached_property, partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -32,6 +32,9 @@ from generator.render import patches, skeletons
 from generator.resources import data_dir
 from generator.yamlio.load import Document, YamlError, parse_yaml
 from generator.yamlio.serialize import canonical, dump_yaml, yaml_scalar
+
+if TYPE_CHECKING:
+    from generator.render.reuse import Reuse
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gen"}
 Path = tuple[str | int, ...]
@@ -433,10 +436,10 @@ def _origins(policy: Policy, obj: dict[str, Any]) -> list[tuple[Path, Path]]:
 # What one policy renders, as a worker sends it: (object, template, origins) per object,
 # (path, data, comment) per integration fragment, and its problems as plain values.
 _Objects = list[tuple[dict[str, Any], str, list[tuple[Path, Path]]]]
-_PolicyOutput = tuple[_Objects, list[tuple[str, Any, str]], list[Problem]]
+PolicyOutput = tuple[_Objects, list[tuple[str, Any, str]], list[Problem]]
 
 
-def _render_policy(policy: Policy, target: Target) -> _PolicyOutput:
+def _render_policy(policy: Policy, target: Target) -> PolicyOutput:
     """One policy's finished objects and fragments: independent of every other policy's, so a
     large target's policies render over all CPUs."""
     problems: list[Problem] = []
@@ -469,19 +472,25 @@ _PLAIN_OUTPUT = parallel.Codec(
 
 
 def render_target(
-    target: Target, only: Callable[[Policy], bool] | None = None, processes: int = 1
+    target: Target, only: Callable[[Policy], bool] | None = None, processes: int = 1, reuse: Reuse | None = None
 ) -> tuple[TargetRender, list[Problem]]:
     """The target's objects (those of the policies `only` picks, when given) and its Namespaces,
-    the policies spread over `processes`; the same objects in the same order whatever their number."""
+    the policies spread over `processes`; the same objects in the same order whatever their number.
+    With `reuse`, a policy rendered before from the same inputs is not rendered again."""
     out = TargetRender(target)
     problems: list[Problem] = []
     custom = manifests.cluster_kinds(target.of_kind("Manifests"))
     chosen = [p for p in sorted(target.policies, key=lambda p: (p.kind, p.name)) if only is None or only(p)]
     templated = [p for p in chosen if p.kind != "Manifests"]
+    results: dict[int, PolicyOutput] = {}
+    if reuse is not None:
+        results = {id(p): before for p in templated if (before := reuse.rendered(p, target)) is not None}
+    todo = [p for p in templated if id(p) not in results]
     job = partial(_render_policy, target=target)
-    results = dict(
-        zip(map(id, templated), parallel.map_in_order(job, templated, processes, codec=_PLAIN_OUTPUT), strict=True)
-    )
+    for policy, output in zip(todo, parallel.map_in_order(job, todo, processes, codec=_PLAIN_OUTPUT), strict=True):
+        results[id(policy)] = output
+        if reuse is not None:
+            reuse.keep(policy, target, output)
     for policy in chosen:
         if policy.kind == "Manifests":
             for raw in manifests.load(policy)[0]:
@@ -491,7 +500,11 @@ def render_target(
         objects, fragments, found = results[id(policy)]
         problems += found
         out.fragments += [Fragment(rel, data, policy, comment) for rel, data, comment in fragments]
-        out.manifests += [Manifest(obj, policy, template, [policy], origins) for obj, template, origins in objects]
+        made = [Manifest(obj, policy, template, [policy], origins) for obj, template, origins in objects]
+        if reuse is not None:
+            for index, manifest in enumerate(made):
+                reuse.made(manifest, policy, index)
+        out.manifests += made
     try:
         for namespace, sources in ctx.namespaces(target).items():
             level = target.pod_security.get(namespace, "restricted")

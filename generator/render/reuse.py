@@ -1,0 +1,149 @@
+"""What a render takes from its target's previous render: a policy's objects, and each
+object's file text and findings, when nothing they are made from has changed.
+
+A templated policy's objects are a function of its own document (the text of its file,
+whose lines its findings name), the target's settings and overrides, what the render reads
+of the target's other policies (`context.across`) and gen's own code (in the entry's name).
+An object's text and findings are a function of the object as the links leave it
+(`links.stamp`) and of what it is judged with: the versions, the declared scheduler plugins,
+the namespaces' Pod Security levels and the CRDs. Each run keeps exactly what it rendered,
+under the SHA-256 of those inputs; everything else is rendered and judged again. Manifests
+policies, Namespaces and GitOps objects are always made anew (reading them is the work).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import marshal
+import os
+from typing import Any
+
+from generator import cache
+from generator.policies import context
+from generator.policies.overrides import OverlaidDocument
+from generator.policies.policy import Policy
+from generator.policies.targets import Target
+from generator.problems import Problem
+from generator.render import links
+from generator.render.templates import Manifest, PolicyOutput
+
+_RENDERS = "renders"
+_KEPT_TARGETS = 32  # targets (and gen builds) remembered; the least recently used go first
+
+# One object as judged: its links stamp, its file text and its findings as plain values.
+_Judged = tuple[Any, str, list[Any]]
+
+
+def _plain(value: Any) -> bytes:
+    """A value's bytes for a key: marshal's version 0, whose output depends on the value
+    alone (later versions mark shared and interned strings, which differ run to run)."""
+    return marshal.dumps(value, 0)
+
+
+class Reuse:
+    """One target's previous render, and what this render keeps for the next one."""
+
+    @classmethod
+    def of(cls, target: Target) -> Reuse | None:
+        """The target's previous render; None when caching is off."""
+        return cls(target) if cache.directory(_RENDERS) is not None else None
+
+    def __init__(self, target: Target) -> None:
+        where = "\0".join([os.getcwd(), target.name, target.policy.file, target.policy.directory])
+        self._name = cache.key(cache.code() + where.encode())
+        self._files: dict[str, bytes] = {}
+        settings = {f.name: getattr(target, f.name) for f in dataclasses.fields(target)}
+        for own in ("policy", "policies", "_by_kind"):
+            del settings[own]
+        self._target = _plain((sorted(settings.items()), self._file(target.policy)))
+        stored = cache.read(_RENDERS, self._name)
+        valid = isinstance(stored, tuple) and len(stored) == 2 and isinstance(stored[1], dict)
+        self._judged_with: str | None = stored[0] if valid else None
+        self._previous: dict[str, tuple[bytes, list[_Judged]]] = stored[1] if valid else {}
+        self._keys: dict[int, str] = {}  # id(policy) -> its key
+        self._made: dict[int, tuple[str, int]] = {}  # id(manifest) -> (its policy's key, its index)
+        self._next: dict[str, tuple[bytes, list[_Judged]]] = {}
+        self._changed = not valid
+
+    def _file(self, policy: Policy) -> bytes:
+        """The SHA-256 of the text a policy was read from (an overridden policy's own file:
+        the override's text is the target's)."""
+        doc = policy.doc
+        source = doc.written if isinstance(doc, OverlaidDocument) else doc
+        digest = self._files.get(source.file)
+        if digest is None:
+            digest = self._files[source.file] = hashlib.sha256(source.text.encode()).digest()
+        return digest
+
+    def _key(self, policy: Policy, target: Target) -> str:
+        key = self._keys.get(id(policy))
+        if key is None:
+            facts = (policy.kind, policy.name, policy.doc.file, policy.doc.index, context.across(policy, target))
+            key = self._keys[id(policy)] = cache.key(self._target + self._file(policy) + _plain(facts))
+        return key
+
+    def rendered(self, policy: Policy, target: Target) -> PolicyOutput | None:
+        """The policy's objects as it rendered them last time (fresh copies), or None."""
+        key = self._key(policy, target)
+        entry = self._previous.get(key)
+        if entry is None:
+            return None
+        try:
+            with cache.collector_paused():
+                objects, fragments, found = marshal.loads(entry[0])
+            output: PolicyOutput = (objects, fragments, [Problem.from_plain(p) for p in found])
+        except (EOFError, ValueError, TypeError):
+            return None
+        self._next[key] = (entry[0], [])
+        return output
+
+    def keep(self, policy: Policy, target: Target, output: PolicyOutput) -> None:
+        """A policy rendered this run, before the links change its objects."""
+        objects, fragments, found = output
+        self._next[self._key(policy, target)] = (marshal.dumps((objects, fragments, [p.to_plain() for p in found])), [])
+        self._changed = True
+
+    def made(self, manifest: Manifest, policy: Policy, index: int) -> None:
+        self._made[id(manifest)] = (self._keys[id(policy)], index)
+
+    def judging_with(self, *inputs: Any) -> None:
+        """What objects are judged with this run: a previous judgment made with anything else
+        is not used."""
+        try:
+            judged_with = cache.key(_plain(inputs))
+        except ValueError:  # a value marshal does not know (in a team's CRD): judge again
+            judged_with = ""
+        if judged_with != self._judged_with or not judged_with:
+            self._previous = {key: (entry[0], []) for key, entry in self._previous.items()}
+            self._changed = True
+        self._judged_with = judged_with
+
+    def judged(self, manifest: Manifest) -> tuple[str, list[Problem]] | None:
+        """The object's text and findings from last time, if it is the same object."""
+        made = self._made.get(id(manifest))
+        if made is None:
+            return None
+        key, index = made
+        entry = self._previous.get(key)
+        if entry is None or index >= len(entry[1]) or entry[1][index][0] != links.stamp(manifest):
+            self._changed = True
+            return None
+        _, text, found = entry[1][index]
+        return text, [Problem.from_plain(p) for p in found]
+
+    def keep_judged(self, manifest: Manifest, text: str, found: list[Problem]) -> None:
+        made = self._made.get(id(manifest))
+        if made is None:
+            return
+        key, index = made
+        judged = self._next[key][1]
+        if len(judged) == index:  # in order: a policy's objects are judged one after another
+            judged.append((links.stamp(manifest), text, [p.to_plain() for p in found]))
+
+    def save(self) -> None:
+        """Keep this run's renders for the next run (only what this run rendered)."""
+        if self._changed or self._next.keys() != self._previous.keys():
+            cache.write(_RENDERS, self._name, (self._judged_with, self._next), keep=_KEPT_TARGETS)
+        else:
+            cache.touch(_RENDERS, self._name)

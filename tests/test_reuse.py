@@ -1,0 +1,169 @@
+"""A render reuses its target's previous render only where nothing it was made from changed:
+after every kind of edit, a render with the cache gives the bytes and findings of one without."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from generator import cache, pipeline
+from generator.problems import Problem
+from generator.render import write
+from tests.conftest import ROOT, edit
+
+WHOLE_STACK = ROOT / "examples" / "whole-stack"
+
+SERVICE = """apiVersion: gen/v1alpha1
+kind: ReplicatedService
+metadata:
+  name: {name}
+spec:
+  namespace: {namespace}
+  image: registry.example.com/{name}
+  placement:
+    colocateWith:
+    - matchLabels: {{app: {near}}}
+"""
+
+
+@pytest.fixture
+def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = tmp_path / "cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    monkeypatch.delenv("GEN_NO_CACHE", raising=False)
+    cache.directory.cache_clear()
+    yield home
+    cache.directory.cache_clear()
+
+
+Rendered = tuple[list[Problem], dict[str, bytes]]
+
+
+def _render(policies: Path, out: Path, monkeypatch: pytest.MonkeyPatch, cached: bool = True) -> Rendered:
+    with monkeypatch.context() as scoped:
+        if not cached:
+            scoped.setenv("GEN_NO_CACHE", "1")
+        cache.directory.cache_clear()
+        result = pipeline.render(pipeline.RenderOptions(policies, out))
+    cache.directory.cache_clear()
+    files = {f"{plan.reldir}/{name}": data for plan in result.plans for name, data in plan.with_manifest().items()}
+    return result.problems, files
+
+
+def _same_as_uncached(policies: Path, monkeypatch: pytest.MonkeyPatch) -> Rendered:
+    """Render with the cache (and write it, as the next run's previous output), and hold it to
+    a render of the same policies without any cache."""
+    out = policies.parent / "out"
+    warm = _render(policies, out, monkeypatch)
+    assert warm == _render(policies, out, monkeypatch, cached=False)
+    with write.output_lock(out):
+        write.write_all(out, pipeline.render(pipeline.RenderOptions(policies, out)).plans)
+    return warm
+
+
+def _entry(home: Path) -> Path:
+    (found,) = [p for p in home.rglob("*") if p.is_file() and p.parent.name == "renders"]
+    return found
+
+
+def test_the_whole_stack_follows_every_edit(cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Overrides, a ConfigMap that pod templates hash, the Target's labels, a policy's own
+    field: each edit reaches the output through a warm cache."""
+    stack = tmp_path / "stack"
+    shutil.copytree(WHOLE_STACK, stack, ignore=shutil.ignore_patterns("deploy"))
+    monkeypatch.chdir(stack)
+    policies = Path("policies")
+    before = _same_as_uncached(policies, monkeypatch)
+    assert _same_as_uncached(policies, monkeypatch) == before  # warm, unchanged
+    edits: list[Callable[[], None]] = [
+        lambda: edit(stack / "policies" / "webapi.yaml", "webapi:1.8.3", "webapi:1.8.4"),
+        lambda: edit(stack / "manifests" / "web" / "config.yaml", "LOG_FORMAT: json", "LOG_FORMAT: text"),
+        lambda: edit(stack / "policies" / "targets.yaml", "webapi:1.9.0-rc.2", "webapi:1.9.0-rc.3"),
+        lambda: edit(
+            stack / "policies" / "targets.yaml", "gpuLabels: nvidia-gfd", "gpuLabels: {model: example.com/gpu}"
+        ),
+    ]
+    seen = [before]
+    for change in edits:
+        change()
+        seen.append(_same_as_uncached(policies, monkeypatch))
+        assert seen[-1] != seen[-2]
+
+
+def test_colocation_and_lines_follow_edits_in_other_files(
+    cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A service's affinity names the namespaces of the services it colocates with: moving one
+    of those re-renders it; a finding's line moves with its file's text."""
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    (policies / "a.yaml").write_text(SERVICE.format(name="a", namespace="ns-a", near="b"))
+    (policies / "b.yaml").write_text(SERVICE.format(name="b", namespace="ns-b", near="a"))
+    (policies / "watch.yaml").write_text("apiVersion: gen/v1alpha1\nkind: Monitoring\nmetadata:\n  name: watch\n")
+    monkeypatch.chdir(tmp_path)
+    problems, files = _same_as_uncached(Path("policies"), monkeypatch)
+    assert b"ns-b" in files["default/ns-a/deployment-a.yaml"]
+    untagged = [p for p in problems if p.file == "policies/a.yaml" and "tag" in p.message]
+    assert untagged
+
+    edit(policies / "b.yaml", "namespace: ns-b", "namespace: ns-c")
+    problems, files = _same_as_uncached(Path("policies"), monkeypatch)
+    assert b"ns-c" in files["default/ns-a/deployment-a.yaml"]
+
+    (policies / "a.yaml").write_text("# the front end\n\n" + (policies / "a.yaml").read_text())
+    moved = [p for p in _same_as_uncached(Path("policies"), monkeypatch)[0] if p.file == "policies/a.yaml"]
+    assert [p.line for p in moved if p in untagged] == []  # not the cached lines: two further down
+    assert sorted(p.line for p in moved if p.rule == "image-tag") == [p.line + 2 for p in untagged]
+
+
+def test_a_broken_entry_is_ignored_and_rewritten(
+    cache_home: Path, policy_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(policy_copy.parent)
+    cold = _same_as_uncached(Path("policies"), monkeypatch)
+    entry = _entry(cache_home)
+    for broken in (b"\x00not marshal data", entry.read_bytes()[:100]):
+        entry.write_bytes(broken)
+        assert _same_as_uncached(Path("policies"), monkeypatch) == cold
+        assert cache.read("renders", entry.name) is not None
+
+
+MONITOR_CRD = """apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: servicemonitors.monitoring.coreos.com}
+spec:
+  group: monitoring.coreos.com
+  names: {kind: ServiceMonitor, listKind: ServiceMonitorList, plural: servicemonitors, singular: servicemonitor}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            required: [sampleLimit]
+            x-kubernetes-preserve-unknown-fields: true
+"""
+
+
+def test_other_crds_judge_again(cache_home: Path, policy_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the objects are judged with is part of the entry: a ServiceMonitor judged before
+    without a CRD is judged again against the CRD given now."""
+    monkeypatch.chdir(policy_copy.parent)
+    crd = policy_copy.parent / "servicemonitor-crd.yaml"
+    crd.write_text(MONITOR_CRD)
+    out = Path("out")
+    without = _render(Path("policies"), out, monkeypatch)[0]
+    options = pipeline.RenderOptions(Path("policies"), out, crds=(crd,))
+    against = pipeline.render(options).problems
+    assert [p for p in against if "sampleLimit" in p.message] and not [p for p in without if "sampleLimit" in p.message]
+    monkeypatch.setenv("GEN_NO_CACHE", "1")
+    cache.directory.cache_clear()
+    assert against == pipeline.render(options).problems
