@@ -167,3 +167,18 @@ def test_other_crds_judge_again(cache_home: Path, policy_copy: Path, monkeypatch
     monkeypatch.setenv("GEN_NO_CACHE", "1")
     cache.directory.cache_clear()
     assert against == pipeline.render(options).problems
+
+
+def test_an_output_marshal_cannot_write_is_rendered_every_time(
+    cache_home: Path, policy_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A value marshal does not know (a date read from a free-form field, say) keeps its
+    policy out of the cache; the render is the same."""
+    from generator.render import templates
+
+    monkeypatch.chdir(policy_copy.parent)
+    expected = _render(Path("policies"), Path("out"), monkeypatch, cached=False)
+    plain = templates._plain_output
+    monkeypatch.setattr(templates, "_plain_output", lambda output: (*plain(output), object()))
+    assert _same_as_uncached(Path("policies"), monkeypatch) == expected
+    assert _same_as_uncached(Path("policies"), monkeypatch) == expected

@@ -62,10 +62,23 @@ def _config_maps_read(pod_spec: Any) -> set[str]:
     return {name for name in names if isinstance(name, str)}
 
 
-def config_hashes(manifests: list[Manifest]) -> None:
+# What settle set on each object it changed, by the object's id: the same rendered object
+# with the same settings is the same object.
+Settled = dict[int, tuple[tuple[str, str], ...]]
+
+
+def settle(manifests: list[Manifest]) -> Settled:
+    """Everything that ties the target's objects together, once every policy is rendered."""
+    settled: dict[int, list[tuple[str, str]]] = {}
+    _config_hashes(manifests, settled)
+    _new_names(manifests, settled)
+    return {key: tuple(values) for key, values in settled.items()}
+
+
+def _config_hashes(manifests: list[Manifest], settled: dict[int, list[tuple[str, str]]]) -> None:
     """`gen.dev/config-hash` on every pod template that reads ConfigMaps this target writes:
     SHA-256 over their names and data in name order, so changing one rolls the Pods."""
-    config_maps = {(m.namespace or "", m.name): m.obj for m in manifests if m.key[:2] == ("", "ConfigMap")}
+    config_maps = {(m.namespace or "", m.name): m.obj for m in manifests if m.group_kind == ("", "ConfigMap")}
     for manifest in manifests:
         template = _template(manifest)
         if template is None:
@@ -93,9 +106,10 @@ def config_hashes(manifests: list[Manifest]) -> None:
         if not isinstance(meta, dict) or not isinstance(meta.get("annotations", {}), dict):
             continue  # reported by validation, as written
         meta["annotations"] = dict(sorted({**meta.get("annotations", {}), CONFIG_HASH: digest}.items()))
+        settled.setdefault(id(manifest), []).append((CONFIG_HASH, digest))
 
 
-def new_names(manifests: list[Manifest]) -> None:
+def _new_names(manifests: list[Manifest], settled: dict[int, list[tuple[str, str]]]) -> None:
     """A `whenChanged: newName` Job takes a short hash of its spec into its name, and its
     PodGroup and pod-group label follow: a changed Job is a new run, never an update
     kube-apiserver refuses. Its headless Service keeps the workload's name."""
@@ -105,22 +119,14 @@ def new_names(manifests: list[Manifest]) -> None:
         ).hexdigest()[:NAME_HASH_LENGTH]
         old, new = job.name, f"{job.name}-{digest}"
         job.obj["metadata"]["name"] = new
+        settled.setdefault(id(job), []).append(("name", new))
         labels = at_path(job.obj, ("spec", "template", "metadata", "labels"))
         if isinstance(labels, dict) and labels.get(POD_GROUP_LABEL) == old:
             labels[POD_GROUP_LABEL] = new
         for group in manifests:
             if group.policy is job.policy and group.kind == "PodGroup" and group.name == old:
                 group.obj["metadata"]["name"] = new
-
-
-def stamp(manifest: Manifest) -> tuple[str, Any, Any]:
-    """Everything config_hashes and new_names may have set on an object: the same rendered
-    object with the same stamp is the same object, so what judging it found still holds."""
-    path = TEMPLATE_PATHS.get(manifest.kind)
-    meta = at_path(manifest.obj, (*path, "metadata")) if path else None
-    if not isinstance(meta, dict):
-        return manifest.name, None, None
-    return manifest.name, at_path(meta, ("annotations", CONFIG_HASH)), at_path(meta, ("labels", POD_GROUP_LABEL))
+                settled.setdefault(id(group), []).append(("name", new))
 
 
 # Labels the controllers add to the Pods they create, with values no manifest states.
@@ -186,7 +192,7 @@ def selector_problems(manifests: list[Manifest], target: str) -> Iterator[Proble
         if labels is not None:
             pods.setdefault(manifest.namespace or "", []).append(labels)
     for manifest in manifests:
-        path = _SELECTORS.get(manifest.key[:2])
+        path = _SELECTORS.get(manifest.group_kind)
         if path is None or (manifest.kind == "Service" and at_path(manifest.obj, ("spec", "type")) == "ExternalName"):
             continue
         selector = at_path(manifest.obj, path)
@@ -250,18 +256,17 @@ def shared_claims(manifests: list[Manifest], target: str) -> Iterator[Problem]:
     claims = {
         (m.namespace or "", m.name): set(at_path(m.obj, ("spec", "accessModes")) or [])
         for m in manifests
-        if m.key[:2] == ("", "PersistentVolumeClaim")
+        if m.group_kind == ("", "PersistentVolumeClaim")
     }
     hpas = hpa_index(m.obj for m in manifests)
     for manifest in manifests:
         if manifest.kind not in ("Deployment", "ReplicaSet", "StatefulSet", "Job"):
             continue
-        pods = _most_pods(manifest, hpas)
         spec_path = POD_SPEC_PATHS[manifest.kind]
         for i, volume in enumerate(at_path(manifest.obj, (*spec_path, "volumes")) or []):
             claim = at_path(volume, ("persistentVolumeClaim", "claimName"))
             modes = claims.get((manifest.namespace or "", str(claim)))
-            if pods < 2 or not modes or not modes <= _SINGLE_ATTACH:
+            if not modes or not modes <= _SINGLE_ATTACH or (pods := _most_pods(manifest, hpas)) < 2:
                 continue
             mode = "ReadWriteOncePod" if "ReadWriteOncePod" in modes else "ReadWriteOnce"
             yield manifest.problem(

@@ -4,8 +4,8 @@ object's file text and findings, when nothing they are made from has changed.
 A templated policy's objects are a function of its own document (the text of its file,
 whose lines its findings name), the target's settings and overrides, what the render reads
 of the target's other policies (`context.across`) and gen's own code (in the entry's name).
-An object's text and findings are a function of the object as the links leave it
-(`links.stamp`) and of what it is judged with: the versions, the declared scheduler plugins,
+An object's text and findings are a function of the rendered object, what the links set on it
+(`links.settle`) and what it is judged with: the versions, the declared scheduler plugins,
 the namespaces' Pod Security levels and the CRDs. Each run keeps exactly what it rendered,
 under the SHA-256 of those inputs; everything else is rendered and judged again. Manifests
 policies, Namespaces and GitOps objects are always made anew (reading them is the work).
@@ -25,13 +25,13 @@ from generator.policies.overrides import OverlaidDocument
 from generator.policies.policy import Policy
 from generator.policies.targets import Target
 from generator.problems import Problem
-from generator.render import links
+from generator.render import templates
 from generator.render.templates import Manifest, PolicyOutput
 
 _RENDERS = "renders"
-_KEPT_TARGETS = 32  # targets (and gen builds) remembered; the least recently used go first
+_KEPT_TARGETS = 16  # targets (and gen builds) remembered; the least recently used go first
 
-# One object as judged: its links stamp, its file text and its findings as plain values.
+# One object as judged: what the links set on it, its file text and its findings as plain values.
 _Judged = tuple[Any, str, list[Any]]
 
 
@@ -63,7 +63,7 @@ class Reuse:
         self._previous: dict[str, tuple[bytes, list[_Judged]]] = stored[1] if valid else {}
         self._keys: dict[int, str] = {}  # id(policy) -> its key
         self._made: dict[int, tuple[str, int]] = {}  # id(manifest) -> (its policy's key, its index)
-        self._next: dict[str, tuple[bytes, list[_Judged]]] = {}
+        self._next: dict[str, tuple[bytes, list[_Judged | None]]] = {}
         self._changed = not valid
 
     def _file(self, policy: Policy) -> bytes:
@@ -91,21 +91,25 @@ class Reuse:
             return None
         try:
             with cache.collector_paused():
-                objects, fragments, found = marshal.loads(entry[0])
-            output: PolicyOutput = (objects, fragments, [Problem.from_plain(p) for p in found])
-        except (EOFError, ValueError, TypeError):
+                output = templates.unpack(entry[0])
+        except (EOFError, ValueError, TypeError, IndexError):
             return None
         self._next[key] = (entry[0], [])
         return output
 
-    def keep(self, policy: Policy, target: Target, output: PolicyOutput) -> None:
-        """A policy rendered this run, before the links change its objects."""
-        objects, fragments, found = output
-        self._next[self._key(policy, target)] = (marshal.dumps((objects, fragments, [p.to_plain() for p in found])), [])
+    def keep(self, policy: Policy, target: Target, packed: bytes) -> None:
+        """A policy rendered this run (its output as marshal data, taken before the links
+        change its objects)."""
+        self._next[self._key(policy, target)] = (packed, [])
         self._changed = True
 
     def made(self, manifest: Manifest, policy: Policy, index: int) -> None:
-        self._made[id(manifest)] = (self._keys[id(policy)], index)
+        """The manifest is its policy's index-th object: where its judgment is kept."""
+        key = self._keys[id(policy)]
+        entry = self._next.get(key)
+        if entry is not None:  # else not kept (a value marshal does not know)
+            self._made[id(manifest)] = (key, index)
+            entry[1].append(None)
 
     def judging_with(self, *inputs: Any) -> None:
         """What objects are judged with this run: a previous judgment made with anything else
@@ -119,31 +123,34 @@ class Reuse:
             self._changed = True
         self._judged_with = judged_with
 
-    def judged(self, manifest: Manifest) -> tuple[str, list[Problem]] | None:
-        """The object's text and findings from last time, if it is the same object."""
+    def judged(self, manifest: Manifest, settled: Any) -> tuple[str, list[Problem]] | None:
+        """The object's text and findings from last time, if it is the same object: rendered
+        from the same inputs, and the links set the same on it."""
         made = self._made.get(id(manifest))
         if made is None:
             return None
         key, index = made
         entry = self._previous.get(key)
-        if entry is None or index >= len(entry[1]) or entry[1][index][0] != links.stamp(manifest):
-            self._changed = True
+        if entry is None or index >= len(entry[1]) or entry[1][index][0] != settled:
             return None
+        self._next[key][1][index] = entry[1][index]
         _, text, found = entry[1][index]
         return text, [Problem.from_plain(p) for p in found]
 
-    def keep_judged(self, manifest: Manifest, text: str, found: list[Problem]) -> None:
+    def keep_judged(self, manifest: Manifest, settled: Any, text: str, found: list[Problem]) -> None:
+        """An object judged this run."""
         made = self._made.get(id(manifest))
-        if made is None:
-            return
-        key, index = made
-        judged = self._next[key][1]
-        if len(judged) == index:  # in order: a policy's objects are judged one after another
-            judged.append((links.stamp(manifest), text, [p.to_plain() for p in found]))
+        if made is not None:
+            key, index = made
+            self._next[key][1][index] = (settled, text, [p.to_plain() for p in found])
+            self._changed = True
 
     def save(self) -> None:
         """Keep this run's renders for the next run (only what this run rendered)."""
         if self._changed or self._next.keys() != self._previous.keys():
+            for key, (rendered, judged) in self._next.items():
+                if None in judged:  # not judged (no run leaves one so): judged again next time
+                    self._next[key] = (rendered, [])
             cache.write(_RENDERS, self._name, (self._judged_with, self._next), keep=_KEPT_TARGETS)
         else:
             cache.touch(_RENDERS, self._name)

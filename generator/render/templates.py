@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import marshal
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -70,7 +71,11 @@ class Manifest:
     @property
     def key(self) -> tuple[str, str, str, str]:
         """What Kubernetes knows the object by: group, kind, namespace, name."""
-        return (str(self.obj.get("apiVersion", "")).rpartition("/")[0], self.kind, self.namespace or "", self.name)
+        return (*self.group_kind, self.namespace or "", self.name)
+
+    @property
+    def group_kind(self) -> tuple[str, str]:
+        return str(self.obj.get("apiVersion", "")).rpartition("/")[0], self.kind
 
     def origin(self, path: Path) -> Path:
         """The policy path that set path (the longest origin that holds it), else metadata.name."""
@@ -465,9 +470,38 @@ def _render_policy(policy: Policy, target: Target) -> PolicyOutput:
         return [], [], [*problems, err.problem]
 
 
-_PLAIN_OUTPUT = parallel.Codec(
-    lambda found: (found[0], found[1], [p.to_plain() for p in found[2]]),
-    lambda plain: (plain[0], plain[1], [Problem.from_plain(p) for p in plain[2]]),
+def _plain_output(output: PolicyOutput) -> tuple[Any, ...]:
+    return output[0], output[1], [p.to_plain() for p in output[2]]
+
+
+def _from_plain_output(plain: Any) -> PolicyOutput:
+    return plain[0], plain[1], [Problem.from_plain(p) for p in plain[2]]
+
+
+def unpack(packed: bytes) -> PolicyOutput:
+    """A policy's output from the marshal data a worker sent or a previous run kept."""
+    return _from_plain_output(marshal.loads(packed))
+
+
+# A policy's output, and the same as marshal data when asked for (None: a value marshal does
+# not know, such as a date in a free-form field).
+_Packed = tuple[PolicyOutput, bytes | None]
+
+
+def _render_and_pack(policy: Policy, target: Target, pack: bool) -> _Packed:
+    output = _render_policy(policy, target)
+    if not pack:
+        return output, None
+    try:
+        return output, marshal.dumps(_plain_output(output))
+    except ValueError:
+        return output, None
+
+
+# A worker sends the marshal data alone when it has it: the parent reads it once, and keeps it.
+_PACKED: parallel.Codec[_Packed] = parallel.Codec(
+    lambda result: result[1] if result[1] is not None else _plain_output(result[0]),
+    lambda sent: (unpack(sent), sent) if isinstance(sent, bytes) else (_from_plain_output(sent), None),
 )
 
 
@@ -486,11 +520,11 @@ def render_target(
     if reuse is not None:
         results = {id(p): before for p in templated if (before := reuse.rendered(p, target)) is not None}
     todo = [p for p in templated if id(p) not in results]
-    job = partial(_render_policy, target=target)
-    for policy, output in zip(todo, parallel.map_in_order(job, todo, processes, codec=_PLAIN_OUTPUT), strict=True):
+    job = partial(_render_and_pack, target=target, pack=reuse is not None or processes > 1)
+    for policy, (output, packed) in zip(todo, parallel.map_in_order(job, todo, processes, codec=_PACKED), strict=True):
         results[id(policy)] = output
-        if reuse is not None:
-            reuse.keep(policy, target, output)
+        if reuse is not None and packed is not None:
+            reuse.keep(policy, target, packed)
     for policy in chosen:
         if policy.kind == "Manifests":
             for raw in manifests.load(policy)[0]:
