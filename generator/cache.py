@@ -20,6 +20,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from generator import __version__
 
 
@@ -55,9 +57,14 @@ def key(content: bytes) -> str:
 def code() -> bytes:
     """gen's own code as the cache sees it: every file of the package by path, size and
     modification time, so an entry made by other code (a development checkout edited
-    without a new version number) is never read."""
+    without a new version number) is never read; and the distributions installed beside its
+    libraries by name and version (PyYAML spells the YAML written, kubernetes-validate ships
+    the schemas), so upgrading one alone is other code too."""
     root = Path(__file__).parent
     stamp = hashlib.sha256()
+    libraries = os.path.dirname(os.path.dirname(yaml.__file__))
+    with contextlib.suppress(OSError):
+        stamp.update("\0".join(sorted(n for n in os.listdir(libraries) if n.endswith(".dist-info"))).encode())
     for folder, subfolders, names in os.walk(root):
         subfolders.sort()
         for name in sorted(names):

@@ -145,3 +145,22 @@ def test_a_kind_kept_to_a_number_loses_its_least_recently_used_entries(cache_hom
     cache.touch("policies", "e2")  # used again: now the most recent
     cache.write("policies", "e6", 6, keep=4)
     assert sorted(p.name for p in _entries(cache_home, "policies")) == ["e2", "e4", "e5", "e6"]
+
+
+def test_upgrading_a_library_alone_is_other_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyYAML spells what is written and kubernetes-validate ships the schemas: entries made
+    beside other versions of them are not read."""
+    libraries = tmp_path / "site-packages"
+    (libraries / "yaml").mkdir(parents=True)
+    (libraries / "PyYAML-6.0.1.dist-info").mkdir()
+    monkeypatch.setattr(cache.yaml, "__file__", str(libraries / "yaml" / "__init__.py"))
+
+    def fingerprint() -> bytes:
+        cache.code.cache_clear()
+        return cache.code()
+
+    before = fingerprint()
+    assert fingerprint() == before
+    (libraries / "PyYAML-6.0.1.dist-info").rename(libraries / "PyYAML-6.0.2.dist-info")
+    assert fingerprint() != before
+    cache.code.cache_clear()
