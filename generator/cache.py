@@ -14,6 +14,7 @@ import gc
 import hashlib
 import marshal
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from functools import cache
@@ -105,14 +106,11 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def write(kind: str, name: str, value: Any, keep: int | None = None) -> None:
-    """Store a plain value (what marshal writes) under name; silently nothing when it cannot be.
-    keep: how many entries of the kind to leave, the least recently used going first."""
+def write(kind: str, name: str, value: Any) -> None:
+    """Store a plain value (what marshal writes) under name; silently nothing when it cannot be."""
     folder = directory(kind)
     if folder is None:
         return
-    if keep is not None:
-        _prune(folder, keep - 1)
     try:
         data = marshal.dumps(value)
     except ValueError:
@@ -129,20 +127,47 @@ def write(kind: str, name: str, value: Any, keep: int | None = None) -> None:
             raise
 
 
-def touch(kind: str, name: str) -> None:
-    """Mark an entry as used now: pruning removes the least recently used first."""
+# A bundle (thousands of entries read together: a policy directory's files, a target's
+# render) is a folder of this many files, each entry in the file its key picks: a run that
+# changes one entry rewrites one file, not the whole bundle.
+SHARDS = 64
+
+
+def split(entries: dict[str, Any]) -> list[dict[str, Any]]:
+    """Entries keyed by a SHA-256 in hex, by the file of a bundle each belongs in."""
+    shards: list[dict[str, Any]] = [{} for _ in range(SHARDS)]
+    for key, value in entries.items():
+        shards[int(key[:8], 16) % SHARDS][key] = value
+    return shards
+
+
+def read_bundle(kind: str, name: str) -> list[Any]:
+    """A bundle's files as write_bundle stored them (None for one missing or unreadable)."""
+    return [read(kind, f"{name}/{i:02d}") for i in range(SHARDS)]
+
+
+def write_bundle(kind: str, name: str, files: list[Any], stored: list[Any], keep: int) -> None:
+    """Store a bundle's files, writing only those that differ from what is stored; keep: how
+    many bundles of the kind to leave, the least recently used going first."""
     folder = directory(kind)
-    if folder is not None:
+    if folder is None:
+        return
+    changed = [i for i, (new, old) in enumerate(zip(files, stored, strict=True)) if new != old]
+    if changed:
+        _prune(folder, keep - 1, spare=name)
         with contextlib.suppress(OSError):
-            os.utime(folder / name)
-
-
-def _prune(folder: Path, keep: int) -> None:
+            (folder / name).mkdir(exist_ok=True)
+        for i in changed:
+            write(kind, f"{name}/{i:02d}", files[i])
     with contextlib.suppress(OSError):
-        entries = [entry for entry in os.scandir(folder) if entry.is_file() and not entry.name.startswith(".tmp-")]
-        if len(entries) <= keep:
+        os.utime(folder / name)  # used now: pruning removes the least recently used first
+
+
+def _prune(folder: Path, keep: int, spare: str) -> None:
+    with contextlib.suppress(OSError):
+        bundles = [entry for entry in os.scandir(folder) if entry.is_dir() and entry.name != spare]
+        if len(bundles) <= keep:
             return
-        entries.sort(key=lambda entry: entry.stat().st_mtime_ns)
-        for entry in entries[: len(entries) - keep]:
-            with contextlib.suppress(OSError):
-                os.unlink(entry.path)
+        bundles.sort(key=lambda entry: entry.stat().st_mtime_ns)
+        for entry in bundles[: len(bundles) - keep]:
+            shutil.rmtree(entry.path, ignore_errors=True)

@@ -32,6 +32,11 @@ def _entries(home: Path, kind: str) -> list[Path]:
     return sorted(p for p in home.rglob("*") if p.is_file() and p.parent.name == kind)
 
 
+def _bundles(home: Path, kind: str) -> list[Path]:
+    """The bundles of a kind: folders of cache.SHARDS files."""
+    return sorted(p for p in home.rglob("*") if p.is_dir() and p.parent.name == kind)
+
+
 def test_an_entry_reads_back_and_a_broken_one_reads_as_none(cache_home: Path) -> None:
     cache.write("crds", "a", [{"kind": "CustomResourceDefinition"}, 1, None])
     assert cache.read("crds", "a") == [{"kind": "CustomResourceDefinition"}, 1, None]
@@ -111,18 +116,24 @@ def test_policies_are_the_same_cold_warm_edited_and_corrupted(cache_home: Path, 
     again, so the render follows the edit; a broken entry is ignored and rewritten."""
     out = policy_copy.parent / "out"
     cold = _render(policy_copy, out)
-    (bundle,) = _entries(cache_home, "policies")
+    (bundle,) = _bundles(cache_home, "policies")
+    assert len(list(bundle.iterdir())) == cache.SHARDS
+    written = {p.name: p.stat().st_ino for p in bundle.iterdir()}
     assert _render(policy_copy, out) == cold
+    assert {p.name: p.stat().st_ino for p in bundle.iterdir()} == written  # nothing rewritten
 
     app = policy_copy / "cache-app.yaml"
     app.write_text(app.read_text().replace("memory: 256Mi", "memory: 320Mi"))
     edited = _render(policy_copy, out)
     assert edited != cold and any(b"320Mi" in data for data in edited[1].values())
+    rewritten = [p.name for p in bundle.iterdir() if p.stat().st_ino != written[p.name]]
+    assert 1 <= len(rewritten) <= 2  # the files that held its old build and hold the new one, alone
     assert _render(policy_copy, out) == edited  # and the edit is what the cache holds now
 
-    bundle.write_bytes(b"\x00not marshal data")
+    for shard in bundle.iterdir():
+        shard.write_bytes(b"\x00not marshal data")
     assert _render(policy_copy, out) == edited
-    assert cache.read("policies", bundle.name) is not None  # rewritten whole
+    assert all(cache.read("policies", f"{bundle.name}/{p.name}") is not None for p in bundle.iterdir())
 
 
 def test_policies_cached_by_other_code_are_not_read(
@@ -135,16 +146,23 @@ def test_policies_cached_by_other_code_are_not_read(
     cache.code.cache_clear()
     monkeypatch.setattr(cache, "code", lambda: b"other code")
     _render(policy_copy, out)
-    assert len(_entries(cache_home, "policies")) == 2
+    assert len(_bundles(cache_home, "policies")) == 2
 
 
-def test_a_kind_kept_to_a_number_loses_its_least_recently_used_entries(cache_home: Path) -> None:
+def test_a_kind_kept_to_a_number_loses_its_least_recently_used_bundles(cache_home: Path) -> None:
+    def store(name: str, value: int, when: int | None = None) -> None:
+        stored = cache.read_bundle("policies", name)
+        cache.write_bundle("policies", name, cache.split({f"{value:064x}": value}), stored, keep=4)
+        if when is not None:
+            os.utime(next(cache_home.glob("gen/*/policies")) / name, (when, when))
+
     for n in range(6):
-        cache.write("policies", f"e{n}", n, keep=4)
-        os.utime(cache_home / "gen" / next(p.name for p in cache_home.glob("gen/*")) / "policies" / f"e{n}", (n, n))
-    cache.touch("policies", "e2")  # used again: now the most recent
-    cache.write("policies", "e6", 6, keep=4)
-    assert sorted(p.name for p in _entries(cache_home, "policies")) == ["e2", "e4", "e5", "e6"]
+        store(f"b{n}", n, when=n)
+    assert len(_bundles(cache_home, "policies")) == 4
+    store("b3", 3)  # unchanged, used again: now the most recent
+    store("b6", 6)
+    assert [p.name for p in _bundles(cache_home, "policies")] == ["b3", "b4", "b5", "b6"]
+    assert {f"{6:064x}": 6} in cache.read_bundle("policies", "b6")
 
 
 def test_upgrading_a_library_alone_is_other_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

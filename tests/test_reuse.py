@@ -64,8 +64,8 @@ def _same_as_uncached(policies: Path, monkeypatch: pytest.MonkeyPatch) -> Render
     return warm
 
 
-def _entry(home: Path) -> Path:
-    (found,) = [p for p in home.rglob("*") if p.is_file() and p.parent.name == "renders"]
+def _bundle(home: Path) -> Path:
+    (found,) = [p for p in home.rglob("*") if p.is_dir() and p.parent.name == "renders"]
     return found
 
 
@@ -124,11 +124,14 @@ def test_a_broken_entry_is_ignored_and_rewritten(
 ) -> None:
     monkeypatch.chdir(policy_copy.parent)
     cold = _same_as_uncached(Path("policies"), monkeypatch)
-    entry = _entry(cache_home)
-    for broken in (b"\x00not marshal data", entry.read_bytes()[:100]):
-        entry.write_bytes(broken)
+    bundle = _bundle(cache_home)
+    shards = sorted(bundle.iterdir())
+    whole = [shard.read_bytes() for shard in shards]
+    for broken in (lambda data: b"\x00not marshal data", lambda data: data[: len(data) // 2]):
+        for shard, data in zip(shards, whole, strict=True):
+            shard.write_bytes(broken(data))
         assert _same_as_uncached(Path("policies"), monkeypatch) == cold
-        assert cache.read("renders", entry.name) is not None
+        assert all(cache.read("renders", f"{bundle.name}/{shard.name}") is not None for shard in shards)
 
 
 MONITOR_CRD = """apiVersion: apiextensions.k8s.io/v1

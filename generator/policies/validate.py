@@ -57,7 +57,7 @@ def _built_from_plain(plain: list[tuple[Any, ...]]) -> Built:
 _PLAIN_POLICIES = parallel.Codec(_built_to_plain, _built_from_plain)
 
 # The cache of built policies: per policy directory (and working directory, which names the
-# files), one entry holding each file's plain form under the hash of its name and content.
+# files), one bundle holding each file's plain form under the hash of its name and content.
 _BUILDS = "policies"
 _KEPT_BUNDLES = 32  # policy directories (and gen builds) remembered; the least recently used go first
 
@@ -80,17 +80,19 @@ def _bundle_name(roots: Sequence[Path]) -> str:
     return cache.key(cache.code() + where.encode())
 
 
-def _stored_builds(roots: Sequence[Path]) -> dict[str, tuple[Any, Built]]:
-    """The builds cached for these roots, plain and decoded (empty: none, unreadable, or an
-    entry that does not decode, when none of it is trusted)."""
-    stored = cache.read(_BUILDS, _bundle_name(roots))
-    if not isinstance(stored, dict):
-        return {}
-    try:
-        with cache.collector_paused():
-            return {key: (plain, _built_from_plain(plain)) for key, plain in stored.items()}
-    except (TypeError, ValueError, KeyError, IndexError, AttributeError):
-        return {}
+def _stored_builds(files: list[Any]) -> dict[str, tuple[Any, Built]]:
+    """The builds a bundle's files hold, plain and decoded (a file that is missing, unreadable,
+    or holds an entry that does not decode gives none: its files are built again)."""
+    builds: dict[str, tuple[Any, Built]] = {}
+    with cache.collector_paused():
+        for stored in files:
+            if not isinstance(stored, dict):
+                continue
+            try:
+                builds.update({key: (plain, _built_from_plain(plain)) for key, plain in stored.items()})
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+                continue
+    return builds
 
 
 def load_policies(
@@ -103,7 +105,8 @@ def load_policies(
     files, problems = named(roots)
     caching = cache.directory(_BUILDS) is not None
     keys = [_content_key(path, name) if caching else None for path, name in files]
-    stored = _stored_builds(roots) if caching else {}
+    bundle = cache.read_bundle(_BUILDS, _bundle_name(roots)) if caching else []
+    stored = _stored_builds(bundle)
     missing = [file for file, key in zip(files, keys, strict=True) if key not in stored]
     processes = parallel.workers(len(missing))
     fresh = iter(parallel.map_in_order(_load_and_build, missing, processes, meanwhile=meanwhile, codec=_PLAIN_POLICIES))
@@ -117,10 +120,8 @@ def load_policies(
             loaded.append(next(fresh))
             if key is not None:
                 plain[key] = _built_to_plain(loaded[-1])
-    if plain.keys() != stored.keys():  # only what this run read: entries of deleted files go
-        cache.write(_BUILDS, _bundle_name(roots), plain, keep=_KEPT_BUNDLES)
-    elif stored:
-        cache.touch(_BUILDS, _bundle_name(roots))
+    if caching:  # only what this run read: entries of deleted files go
+        cache.write_bundle(_BUILDS, _bundle_name(roots), cache.split(plain), bundle, keep=_KEPT_BUNDLES)
     built = [item for found in loaded for item in found]
     real = {name: path for path, name in files}
     for policy, _ in built:

@@ -13,6 +13,7 @@ policies, Namespaces and GitOps objects are always made anew (reading them is th
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import marshal
@@ -57,14 +58,19 @@ class Reuse:
         for own in ("policy", "policies", "_by_kind"):
             del settings[own]
         self._target = _plain((sorted(settings.items()), self._file(target.policy)))
-        stored = cache.read(_RENDERS, self._name)
-        valid = isinstance(stored, tuple) and len(stored) == 2 and isinstance(stored[1], dict)
-        self._judged_with: str | None = stored[0] if valid else None
-        self._previous: dict[str, tuple[bytes, list[_Judged]]] = stored[1] if valid else {}
+        self._bundle = cache.read_bundle(_RENDERS, self._name)
+        # key -> (the policy's output as marshal data, its objects as judged, what with)
+        self._previous: dict[str, tuple[bytes, list[_Judged], str]] = {}
+        for stored in self._bundle:
+            with contextlib.suppress(TypeError, ValueError, AttributeError):  # a file that does not read: none of it
+                judged_with, entries = stored
+                self._previous.update(
+                    {key: (rendered, judged, judged_with) for key, (rendered, judged) in entries.items()}
+                )
+        self._judged_with = ""
         self._keys: dict[int, str] = {}  # id(policy) -> its key
         self._made: dict[int, tuple[str, int]] = {}  # id(manifest) -> (its policy's key, its index)
         self._next: dict[str, tuple[bytes, list[_Judged | None]]] = {}
-        self._changed = not valid
 
     def _file(self, policy: Policy) -> bytes:
         """The SHA-256 of the text a policy was read from (an overridden policy's own file:
@@ -92,7 +98,7 @@ class Reuse:
         try:
             with cache.collector_paused():
                 output = templates.unpack(entry[0])
-        except (EOFError, ValueError, TypeError, IndexError):
+        except (EOFError, ValueError, TypeError, IndexError):  # an entry that does not read
             return None
         self._next[key] = (entry[0], [])
         return output
@@ -101,7 +107,6 @@ class Reuse:
         """A policy rendered this run (its output as marshal data, taken before the links
         change its objects)."""
         self._next[self._key(policy, target)] = (packed, [])
-        self._changed = True
 
     def made(self, manifest: Manifest, policy: Policy, index: int) -> None:
         """The manifest is its policy's index-th object: where its judgment is kept."""
@@ -112,30 +117,28 @@ class Reuse:
             entry[1].append(None)
 
     def judging_with(self, *inputs: Any) -> None:
-        """What objects are judged with this run: a previous judgment made with anything else
-        is not used."""
+        """What objects are judged with this run: a judgment made with anything else is not used."""
         try:
-            judged_with = cache.key(_plain(inputs))
+            self._judged_with = cache.key(_plain(inputs))
         except ValueError:  # a value marshal does not know (in a team's CRD): judge again
-            judged_with = ""
-        if judged_with != self._judged_with or not judged_with:
-            self._previous = {key: (entry[0], []) for key, entry in self._previous.items()}
-            self._changed = True
-        self._judged_with = judged_with
+            self._judged_with = ""
 
     def judged(self, manifest: Manifest, settled: Any) -> tuple[str, list[Problem]] | None:
         """The object's text and findings from last time, if it is the same object: rendered
-        from the same inputs, and the links set the same on it."""
+        from the same inputs, the links set the same on it, and judged with the same."""
         made = self._made.get(id(manifest))
-        if made is None:
+        entry = self._previous.get(made[0]) if made is not None else None
+        if made is None or entry is None or not self._judged_with or entry[2] != self._judged_with:
             return None
-        key, index = made
-        entry = self._previous.get(key)
-        if entry is None or index >= len(entry[1]) or entry[1][index][0] != settled:
+        try:
+            before = entry[1][made[1]]
+            if before[0] != settled:
+                return None
+            text, found = before[1], [Problem.from_plain(p) for p in before[2]]
+        except (IndexError, TypeError, ValueError):  # an entry that does not read
             return None
-        self._next[key][1][index] = entry[1][index]
-        _, text, found = entry[1][index]
-        return text, [Problem.from_plain(p) for p in found]
+        self._next[made[0]][1][made[1]] = before
+        return text, found
 
     def keep_judged(self, manifest: Manifest, settled: Any, text: str, found: list[Problem]) -> None:
         """An object judged this run."""
@@ -143,14 +146,12 @@ class Reuse:
         if made is not None:
             key, index = made
             self._next[key][1][index] = (settled, text, [p.to_plain() for p in found])
-            self._changed = True
 
     def save(self) -> None:
-        """Keep this run's renders for the next run (only what this run rendered)."""
-        if self._changed or self._next.keys() != self._previous.keys():
-            for key, (rendered, judged) in self._next.items():
-                if None in judged:  # not judged (no run leaves one so): judged again next time
-                    self._next[key] = (rendered, [])
-            cache.write(_RENDERS, self._name, (self._judged_with, self._next), keep=_KEPT_TARGETS)
-        else:
-            cache.touch(_RENDERS, self._name)
+        """Keep this run's renders for the next run (only what this run rendered), writing
+        the files of the bundle that changed."""
+        for key, (rendered, judged) in self._next.items():
+            if None in judged:  # not judged (no run leaves one so): judged again next time
+                self._next[key] = (rendered, [])
+        files = [(self._judged_with, shard) for shard in cache.split(self._next)]
+        cache.write_bundle(_RENDERS, self._name, files, self._bundle, keep=_KEPT_TARGETS)
