@@ -54,6 +54,20 @@ def key(content: bytes) -> str:
     return hashlib.sha256(content).hexdigest()
 
 
+def file_key(path: str, name: str) -> str | None:
+    """What the results of reading a file are kept under: its name (findings name it) and
+    content; None when it cannot be read (its reader says why) or reading it would consume it
+    (standard input)."""
+    if path == "/dev/stdin":
+        return None
+    try:
+        with open(path, "rb") as handle:
+            content = handle.read()
+    except OSError:
+        return None
+    return key(name.encode() + b"\0" + content)
+
+
 @cache
 def code() -> bytes:
     """gen's own code as the cache sees it: every file of the package by path, size and
@@ -161,6 +175,24 @@ def write_bundle(kind: str, name: str, files: list[Any], stored: list[Any], keep
             write(kind, f"{name}/{i:02d}", files[i])
     with contextlib.suppress(OSError):
         os.utime(folder / name)  # used now: pruning removes the least recently used first
+
+
+class Bundle:
+    """Entries read together (a policy directory's builds, the findings of a repository's
+    files), each under the SHA-256 of what it was made from: `stored` as the last run left
+    them, `kept` what this run keeps (only what it used: entries of deleted files go)."""
+
+    def __init__(self, kind: str, name: str, keep: int) -> None:
+        self._kind, self._name, self._keep = kind, name, keep
+        self._files = read_bundle(kind, name) if directory(kind) is not None else [None] * SHARDS
+        self.stored: dict[str, Any] = {}
+        for stored in self._files:
+            if isinstance(stored, dict):
+                self.stored.update(stored)
+        self.kept: dict[str, Any] = {}
+
+    def save(self) -> None:
+        write_bundle(self._kind, self._name, split(self.kept), self._files, self._keep)
 
 
 def _prune(folder: Path, keep: int, spare: str) -> None:

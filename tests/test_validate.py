@@ -600,17 +600,20 @@ def test_secure_objects_do_not_warn(gen, tmp_path: Path, name: str) -> None:
 
 
 def test_parallel_validation_finds_what_serial_finds(tmp_path: Path, monkeypatch) -> None:
-    from generator import parallel
+    from generator import cache, parallel
     from generator.kube.validate import validate_paths
 
     for name, (obj, _) in INVALID.items():
         (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(obj))
     for name, obj in VALID.items():
         (tmp_path / f"ok-{name}.yaml").write_text(yaml.safe_dump(obj))
+    monkeypatch.setenv("GEN_NO_CACHE", "1")  # every file judged, in the workers below
+    cache.directory.cache_clear()
     serial = validate_paths([tmp_path], ("1.35",))[0]
     monkeypatch.setattr(parallel, "MIN_ITEMS", 1)
     assert parallel.workers(len(INVALID)) > 1 or parallel.cpus() == 1
     assert validate_paths([tmp_path], ("1.35",))[0] == serial
+    cache.directory.cache_clear()
     assert {p.rule for p in serial} >= {rule for _, rule in INVALID.values()}
 
 

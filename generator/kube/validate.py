@@ -7,7 +7,11 @@ the rules of kube-apiserver per API group (one module each) and kube-scheduler (
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
+import marshal
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
@@ -17,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jsonschema_rs
 
+from generator import cache as gen_cache
 from generator import files, parallel, schemas, suppressions
 from generator.kube import (
     admission,
@@ -636,17 +641,19 @@ def validate_paths(
     are validated; a file that used a kind one of them defines is validated again once all are
     known. A repository without CRDs pays nothing for the second pass.
     """
+    paths = list(paths)
     selected, problems = files.manifest_files(paths, excluded)
     definitions = crds.Catalog()
+    given: list[Any] = []
     if crd_paths:
-        known, missing = crds.stored(crd_paths)
+        given, missing = crds.stored(crd_paths)
         problems += missing
-        definitions.add_all(known, stored=True)
+        definitions.add_all(given, stored=True)
     found = selected.files
     problems += selected.notes
     # an unsupported version is a usage error before any work
     validator = ManifestValidator(versions, plugins, enforced=None, definitions=definitions)
-    results = _validate_files(found, validator)
+    results = _validate_files(found, validator, _kept_results(paths, validator, given))
     learnt = [(data, name) for (_, name), result in zip(found, results, strict=True) for data in result.definitions]
     if learnt:
         definitions.add_all(learnt)
@@ -682,11 +689,75 @@ class Validated(NamedTuple):
     skipped: int = 0
 
 
-def _validate_files(files: list[tuple[str, str]], validator: ManifestValidator) -> list[FileResult]:
-    processes = parallel.workers(len(files))
+def _result_to_plain(result: FileResult) -> tuple[Any, ...]:
+    return (
+        [p.to_plain() for p in result.problems],
+        result.enforced,
+        [(namespace, dataclasses.astuple(v), p.to_plain()) for namespace, v, p in result.deferred],
+        result.text,
+        result.definitions,
+        result.custom,
+        result.not_manifest,
+    )
+
+
+def _result_from_plain(plain: Any) -> FileResult:
+    problems, enforced, deferred, text, definitions, custom, not_manifest = plain
+    return FileResult(
+        [Problem.from_plain(p) for p in problems],
+        dict(enforced),
+        [(namespace, pod_security.Violation(*v), Problem.from_plain(p)) for namespace, v, p in deferred],
+        text,
+        list(definitions),
+        set(custom),
+        bool(not_manifest),
+    )
+
+
+# The findings of every file `gen validate` judged, by its name and content, in one bundle per
+# working directory, paths asked, and what files are judged with (versions, plugins, the CRDs
+# given).
+_VALIDATED = "validated"
+_KEPT_BUNDLES = 16
+
+
+def _kept_results(paths: list[FsPath], validator: ManifestValidator, given: list[Any]) -> gen_cache.Bundle | None:
+    if gen_cache.directory(_VALIDATED) is None:
+        return None
+    asked = [os.getcwd(), *(os.path.realpath(path) for path in paths)]
+    try:  # version 0: the same bytes for equal values
+        judged_with = marshal.dumps((asked, validator.versions, validator.plugins, given), 0)
+    except ValueError:  # a value marshal does not know, in a CRD: nothing kept
+        return None
+    return gen_cache.Bundle(_VALIDATED, gen_cache.key(gen_cache.code() + judged_with), keep=_KEPT_BUNDLES)
+
+
+def _validate_files(
+    files: list[tuple[str, str]], validator: ManifestValidator, kept: gen_cache.Bundle | None = None
+) -> list[FileResult]:
+    """Each file's result, in order; with `kept`, a file judged before with the same name and
+    content is taken from it, and what this run judged is kept for the next."""
+    keys = [gen_cache.file_key(*file) if kept is not None else None for file in files]
+    results: list[FileResult | None] = [None] * len(files)
+    for i, key in enumerate(keys):
+        plain = kept.stored.get(key) if kept is not None and key is not None else None
+        if kept is None or key is None or plain is None:
+            continue
+        with contextlib.suppress(TypeError, ValueError, IndexError):  # an entry that does not read
+            results[i] = _result_from_plain(plain)
+            kept.kept[key] = plain
+    todo = [i for i, result in enumerate(results) if result is None]
+    processes = parallel.workers(len(todo))
     if processes > 1:
         for version in validator.versions:
             load_kubernetes_schemas(version)  # parsed once here, inherited by every worker
         if validator.definitions:
             validator.definitions.compile()
-    return list(parallel.map_in_order(partial(_validate_file, validator=validator), files, processes))
+    judge = partial(_validate_file, validator=validator)
+    for i, result in zip(todo, parallel.map_in_order(judge, [files[i] for i in todo], processes), strict=True):
+        results[i] = result
+        if kept is not None and keys[i] is not None:
+            kept.kept[str(keys[i])] = _result_to_plain(result)
+    if kept is not None:
+        kept.save()
+    return [result for result in results if result is not None]

@@ -6,6 +6,7 @@ the pre-commit path stays fast.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -62,36 +63,18 @@ _BUILDS = "policies"
 _KEPT_BUNDLES = 32  # policy directories (and gen builds) remembered; the least recently used go first
 
 
-def _content_key(path: str, name: str) -> str | None:
-    """What a file's build is cached under; None when it cannot be read (its loader says why)
-    or reading it would consume it (standard input)."""
-    if path == "/dev/stdin":
-        return None
-    try:
-        with open(path, "rb") as handle:
-            content = handle.read()
-    except OSError:
-        return None
-    return cache.key(name.encode() + b"\0" + content)
-
-
 def _bundle_name(roots: Sequence[Path]) -> str:
     where = "\0".join([os.getcwd(), *(os.path.realpath(root) for root in roots)])
     return cache.key(cache.code() + where.encode())
 
 
-def _stored_builds(files: list[Any]) -> dict[str, tuple[Any, Built]]:
-    """The builds a bundle's files hold, plain and decoded (a file that is missing, unreadable,
-    or holds an entry that does not decode gives none: its files are built again)."""
+def _stored_builds(stored: dict[str, Any]) -> dict[str, tuple[Any, Built]]:
+    """The builds a bundle holds, plain and decoded (an entry that does not decode is built again)."""
     builds: dict[str, tuple[Any, Built]] = {}
     with cache.collector_paused():
-        for stored in files:
-            if not isinstance(stored, dict):
-                continue
-            try:
-                builds.update({key: (plain, _built_from_plain(plain)) for key, plain in stored.items()})
-            except (TypeError, ValueError, KeyError, IndexError, AttributeError):
-                continue
+        for key, plain in stored.items():
+            with contextlib.suppress(TypeError, ValueError, KeyError, IndexError, AttributeError):
+                builds[key] = (plain, _built_from_plain(plain))
     return builds
 
 
@@ -104,24 +87,22 @@ def load_policies(
     roots = list(paths)
     files, problems = named(roots)
     caching = cache.directory(_BUILDS) is not None
-    keys = [_content_key(path, name) if caching else None for path, name in files]
-    bundle = cache.read_bundle(_BUILDS, _bundle_name(roots)) if caching else []
-    stored = _stored_builds(bundle)
+    keys = [cache.file_key(path, name) if caching else None for path, name in files]
+    bundle = cache.Bundle(_BUILDS, _bundle_name(roots), keep=_KEPT_BUNDLES)
+    stored = _stored_builds(bundle.stored)
     missing = [file for file, key in zip(files, keys, strict=True) if key not in stored]
     processes = parallel.workers(len(missing))
     fresh = iter(parallel.map_in_order(_load_and_build, missing, processes, meanwhile=meanwhile, codec=_PLAIN_POLICIES))
     loaded: list[Built] = []
-    plain: dict[str, Any] = {}
     for key in keys:
         if key in stored:
-            plain[key], built = stored[key]
+            bundle.kept[key], built = stored[key]
             loaded.append(built)
         else:
             loaded.append(next(fresh))
             if key is not None:
-                plain[key] = _built_to_plain(loaded[-1])
-    if caching:  # only what this run read: entries of deleted files go
-        cache.write_bundle(_BUILDS, _bundle_name(roots), cache.split(plain), bundle, keep=_KEPT_BUNDLES)
+                bundle.kept[key] = _built_to_plain(loaded[-1])
+    bundle.save()
     built = [item for found in loaded for item in found]
     real = {name: path for path, name in files}
     for policy, _ in built:
