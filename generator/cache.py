@@ -61,8 +61,8 @@ def file_key(path: str, name: str) -> str | None:
     if path == "/dev/stdin":
         return None
     try:
-        with open(path, "rb") as handle:
-            content = handle.read()
+        with open(path, "rb", buffering=0) as handle:  # unbuffered: one read, as the YAML reader does
+            content = handle.readall()
     except OSError:
         return None
     return key(name.encode() + b"\0" + content)

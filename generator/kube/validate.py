@@ -732,20 +732,38 @@ def _kept_results(paths: list[FsPath], validator: ManifestValidator, given: list
     return gen_cache.Bundle(_VALIDATED, gen_cache.key(gen_cache.code() + judged_with), keep=_KEPT_BUNDLES)
 
 
+# A judged file as a worker sends it: its result, the result as plain values when it is to be
+# kept, and the file's key (read where the file is read, so a run with nothing kept yet does
+# not read every file twice in this process).
+_Judged = tuple[FileResult, Any, "str | None"]
+
+
+def _judge_file(file: tuple[str, str], validator: ManifestValidator, keep: bool) -> _Judged:
+    result = _validate_file(file, validator)
+    return (result, _result_to_plain(result), gen_cache.file_key(*file)) if keep else (result, None, None)
+
+
+_PLAIN_JUDGED: parallel.Codec[_Judged] = parallel.Codec(
+    lambda judged: (judged[1] if judged[1] is not None else _result_to_plain(judged[0]), judged[2]),
+    lambda sent: (_result_from_plain(sent[0]), sent[0], sent[1]),
+)
+
+
 def _validate_files(
     files: list[tuple[str, str]], validator: ManifestValidator, kept: gen_cache.Bundle | None = None
 ) -> list[FileResult]:
     """Each file's result, in order; with `kept`, a file judged before with the same name and
     content is taken from it, and what this run judged is kept for the next."""
-    keys = [gen_cache.file_key(*file) if kept is not None else None for file in files]
     results: list[FileResult | None] = [None] * len(files)
-    for i, key in enumerate(keys):
-        plain = kept.stored.get(key) if kept is not None and key is not None else None
-        if kept is None or key is None or plain is None:
-            continue
-        with contextlib.suppress(TypeError, ValueError, IndexError):  # an entry that does not read
-            results[i] = _result_from_plain(plain)
-            kept.kept[key] = plain
+    if kept is not None and kept.stored:
+        for i, file in enumerate(files):
+            key = gen_cache.file_key(*file)
+            plain = kept.stored.get(key) if key is not None else None
+            if key is None or plain is None:
+                continue
+            with contextlib.suppress(TypeError, ValueError, IndexError):  # an entry that does not read
+                results[i] = _result_from_plain(plain)
+                kept.kept[key] = plain
     todo = [i for i, result in enumerate(results) if result is None]
     processes = parallel.workers(len(todo))
     if processes > 1:
@@ -753,11 +771,12 @@ def _validate_files(
             load_kubernetes_schemas(version)  # parsed once here, inherited by every worker
         if validator.definitions:
             validator.definitions.compile()
-    judge = partial(_validate_file, validator=validator)
-    for i, result in zip(todo, parallel.map_in_order(judge, [files[i] for i in todo], processes), strict=True):
+    judge = partial(_judge_file, validator=validator, keep=kept is not None)
+    judged = parallel.map_in_order(judge, [files[i] for i in todo], processes, codec=_PLAIN_JUDGED)
+    for i, (result, plain, key) in zip(todo, judged, strict=True):
         results[i] = result
-        if kept is not None and keys[i] is not None:
-            kept.kept[str(keys[i])] = _result_to_plain(result)
+        if kept is not None and key is not None:
+            kept.kept[key] = plain
     if kept is not None:
         kept.save()
     return [result for result in results if result is not None]
