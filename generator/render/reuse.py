@@ -47,8 +47,14 @@ class Reuse:
 
     @classmethod
     def of(cls, target: Target) -> Reuse | None:
-        """The target's previous render; None when caching is off."""
-        return cls(target) if cache.directory(_RENDERS) is not None else None
+        """The target's previous render; None when caching is off, or the target's settings
+        hold a value marshal does not know."""
+        if cache.directory(_RENDERS) is None:
+            return None
+        try:
+            return cls(target)
+        except ValueError:
+            return None
 
     def __init__(self, target: Target) -> None:
         where = "\0".join([os.getcwd(), target.name, target.policy.file, target.policy.directory])
@@ -132,7 +138,7 @@ class Reuse:
             return None
         try:
             before = entry[1][made[1]]
-            if before[0] != settled:
+            if before[0] != settled or not isinstance(before[1], str):
                 return None
             text, found = before[1], [Problem.from_plain(p) for p in before[2]]
         except (IndexError, TypeError, ValueError):  # an entry that does not read
