@@ -4,6 +4,7 @@ import os
 import shutil
 import sys
 import tempfile
+import textwrap
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,44 @@ os.environ["XDG_CACHE_HOME"] = _CACHE_HOME
 def _own_cache() -> Iterator[None]:
     yield
     shutil.rmtree(_CACHE_HOME, ignore_errors=True)
+
+
+@pytest.fixture
+def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A cache of the test's own, and caching on whatever the environment says."""
+    from generator import cache
+
+    home = tmp_path / "cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    monkeypatch.delenv("GEN_NO_CACHE", raising=False)
+    cache.directory.cache_clear()
+    yield home
+    cache.directory.cache_clear()
+
+
+def crd(group: str, kind: str, spec: str) -> str:
+    """A namespaced CRD serving v1 of group/kind, whose spec schema is `spec` (YAML: a flow
+    mapping, or a block that goes indented under the spec key)."""
+    plural = kind.lower() + "s"
+    if "\n" in spec:
+        spec = "\n" + textwrap.indent(spec, " " * 12).rstrip("\n")
+    return f"""apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {{name: {plural}.{group}}}
+spec:
+  group: {group}
+  names: {{kind: {kind}, listKind: {kind}List, plural: {plural}, singular: {kind.lower()}}}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {spec}
+"""
 
 
 @dataclass

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,16 +15,6 @@ from tests.conftest import ROOT
 
 KUEUE = ROOT / "tests" / "realworld" / "crds" / "kueue"
 CERT_MANAGER = ROOT / "tests" / "realworld" / "crds" / "cert-manager-shaped"
-
-
-@pytest.fixture
-def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    home = tmp_path / "cache"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
-    monkeypatch.delenv("GEN_NO_CACHE", raising=False)
-    cache.directory.cache_clear()
-    yield home
-    cache.directory.cache_clear()
 
 
 def _entries(home: Path, kind: str) -> list[Path]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, SHARED_CRDS
+from tests.conftest import ROOT, SHARED_CRDS, crd
 
 CRDS = ROOT / "tests" / "realworld" / "crds"
 KUEUE = CRDS / "kueue"
@@ -300,52 +300,36 @@ def test_field_path_and_message_expression(gen, tmp_path: Path) -> None:
     assert "renewBefore 360h needs duration" in run.out and run.code == 1, run.out
 
 
-CEL_CRD = """\
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: gadgets.example.com
-spec:
-  group: example.com
-  names: {kind: Gadget, plural: gadgets, singular: gadget, listKind: GadgetList}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          apiVersion: {type: string}
-          kind: {type: string}
-          metadata: {type: object}
-          spec:
-            type: object
-            properties:
-              name: {type: string}
-              memory: {type: string}
-              tags: {type: array, items: {type: integer}}
-              cidr: {type: string}
-              x-index: {type: integer}
-              ratio: {type: number}
-              url: {type: string}
-            x-kubernetes-validations:
-            - rule: "!has(self.name) || self.name.lowerAscii() == self.name"
-              message: name must be lower case
-            - rule: "!has(self.memory) || quantity(self.memory).isLessThan(quantity('1Gi'))"
-              message: memory must be under 1Gi
-            - rule: "!has(self.tags) || self.tags.isSorted()"
-              message: tags must be sorted
-            - rule: "!has(self.cidr) || cidr(self.cidr).containsIP('10.0.0.1')"
-              message: cidr must hold 10.0.0.1
-            - rule: "!has(self.x__dash__index) || self.x__dash__index < 10"
-              message: x-index must be under 10
-            - rule: "!has(self.ratio) || self.ratio < 1.5"
-              message: ratio must be under 1.5
-            - rule: "!has(self.url) || isURL(self.url)"
-              message: url must be a URL
-"""
+CEL_CRD = crd(
+    "example.com",
+    "Gadget",
+    """\
+type: object
+properties:
+  name: {type: string}
+  memory: {type: string}
+  tags: {type: array, items: {type: integer}}
+  cidr: {type: string}
+  x-index: {type: integer}
+  ratio: {type: number}
+  url: {type: string}
+x-kubernetes-validations:
+- rule: "!has(self.name) || self.name.lowerAscii() == self.name"
+  message: name must be lower case
+- rule: "!has(self.memory) || quantity(self.memory).isLessThan(quantity('1Gi'))"
+  message: memory must be under 1Gi
+- rule: "!has(self.tags) || self.tags.isSorted()"
+  message: tags must be sorted
+- rule: "!has(self.cidr) || cidr(self.cidr).containsIP('10.0.0.1')"
+  message: cidr must hold 10.0.0.1
+- rule: "!has(self.x__dash__index) || self.x__dash__index < 10"
+  message: x-index must be under 10
+- rule: "!has(self.ratio) || self.ratio < 1.5"
+  message: ratio must be under 1.5
+- rule: "!has(self.url) || isURL(self.url)"
+  message: url must be a URL
+""",
+)
 
 
 @pytest.mark.parametrize(

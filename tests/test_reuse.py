@@ -4,7 +4,7 @@ after every kind of edit, a render with the cache gives the bytes and findings o
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,7 +12,7 @@ import pytest
 from generator import cache, pipeline
 from generator.problems import Problem
 from generator.render import write
-from tests.conftest import ROOT, edit
+from tests.conftest import ROOT, crd, edit
 
 WHOLE_STACK = ROOT / "examples" / "whole-stack"
 
@@ -27,16 +27,6 @@ spec:
     colocateWith:
     - matchLabels: {{app: {near}}}
 """
-
-
-@pytest.fixture
-def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    home = tmp_path / "cache"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
-    monkeypatch.delenv("GEN_NO_CACHE", raising=False)
-    cache.directory.cache_clear()
-    yield home
-    cache.directory.cache_clear()
 
 
 Rendered = tuple[list[Problem], dict[str, bytes]]
@@ -134,37 +124,22 @@ def test_a_broken_entry_is_ignored_and_rewritten(
         assert all(cache.read("renders", f"{bundle.name}/{shard.name}") is not None for shard in shards)
 
 
-MONITOR_CRD = """apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: servicemonitors.monitoring.coreos.com}
-spec:
-  group: monitoring.coreos.com
-  names: {kind: ServiceMonitor, listKind: ServiceMonitorList, plural: servicemonitors, singular: servicemonitor}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            required: [sampleLimit]
-            x-kubernetes-preserve-unknown-fields: true
-"""
+MONITOR_CRD = crd(
+    "monitoring.coreos.com",
+    "ServiceMonitor",
+    "{type: object, required: [sampleLimit], x-kubernetes-preserve-unknown-fields: true}",
+)
 
 
 def test_other_crds_judge_again(cache_home: Path, policy_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """What the objects are judged with is part of the entry: a ServiceMonitor judged before
     without a CRD is judged again against the CRD given now."""
     monkeypatch.chdir(policy_copy.parent)
-    crd = policy_copy.parent / "servicemonitor-crd.yaml"
-    crd.write_text(MONITOR_CRD)
+    definition = policy_copy.parent / "servicemonitor-crd.yaml"
+    definition.write_text(MONITOR_CRD)
     out = Path("out")
     without = _render(Path("policies"), out, monkeypatch)[0]
-    options = pipeline.RenderOptions(Path("policies"), out, crds=(crd,))
+    options = pipeline.RenderOptions(Path("policies"), out, crds=(definition,))
     against = pipeline.render(options).problems
     assert [p for p in against if "sampleLimit" in p.message] and not [p for p in without if "sampleLimit" in p.message]
     monkeypatch.setenv("GEN_NO_CACHE", "1")

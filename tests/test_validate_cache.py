@@ -5,14 +5,13 @@ Security level judges another file's workloads; a CRD judges another file's reso
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from generator import cache
 from generator.kube.validate import Validated, validate_paths
-from tests.conftest import ROOT, edit
+from tests.conftest import ROOT, crd, edit
 
 NAMESPACE = """apiVersion: v1
 kind: Namespace
@@ -35,42 +34,13 @@ spec:
         securityContext: {privileged: true}
 """
 
-CRD = """apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.example.com}
-spec:
-  group: example.com
-  names: {kind: Widget, listKind: WidgetList, plural: widgets, singular: widget}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              size: {type: integer, maximum: 10}
-"""
+CRD = crd("example.com", "Widget", "{type: object, properties: {size: {type: integer, maximum: 10}}}")
 
 WIDGET = """apiVersion: example.com/v1
 kind: Widget
 metadata: {name: w, namespace: apps}
 spec: {size: 20}
 """
-
-
-@pytest.fixture
-def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    home = tmp_path / "cache"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
-    monkeypatch.delenv("GEN_NO_CACHE", raising=False)
-    cache.directory.cache_clear()
-    yield home
-    cache.directory.cache_clear()
 
 
 def _validate(
