@@ -4,10 +4,13 @@ after every kind of edit, a render with the cache gives the bytes and findings o
 from __future__ import annotations
 
 import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from generator import cache, pipeline
 from generator.problems import Problem
@@ -160,3 +163,41 @@ def test_an_output_marshal_cannot_write_is_rendered_every_time(
     monkeypatch.setattr(templates, "_plain_output", lambda output: (*plain(output), object()))
     assert _same_as_uncached(Path("policies"), monkeypatch) == expected
     assert _same_as_uncached(Path("policies"), monkeypatch) == expected
+
+
+# Edits that reach other policies' objects through every input of a kept render: a policy's
+# own field, a ConfigMap that Pods hash, an override, the Target's settings, a Job's image, a
+# claim's access modes (a check across objects), lines above findings, per-change Job names.
+TOGGLES = [
+    ("policies/webapi.yaml", "webapi:1.8.3", "webapi:1.8.4"),
+    ("manifests/web/config.yaml", "LOG_FORMAT: json", "LOG_FORMAT: text"),
+    ("policies/targets.yaml", "webapi:1.9.0-rc.2", "webapi:1.9.0-rc.3"),
+    ("policies/targets.yaml", "gpuLabels: nvidia-gfd", "gpuLabels: {model: example.com/gpu}"),
+    ("policies/training.yaml", "finetune:0.14.2", "finetune:0.14.3"),
+    ("manifests/ml/data.yaml", "accessModes: [ReadOnlyMany]", "accessModes: [ReadWriteOnce]"),
+    (
+        "policies/webapi.yaml",
+        "apiVersion: gen/v1alpha1\nkind: ReplicatedService",
+        "\n\napiVersion: gen/v1alpha1\nkind: ReplicatedService",
+    ),
+    ("policies/training.yaml", "  workloadKind: Job\n", "  workloadKind: Job\n  whenChanged: newName\n"),
+]
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(range(len(TOGGLES))), min_size=1, max_size=3))
+def test_any_sequence_of_edits_renders_as_without_a_cache(monkeypatch: pytest.MonkeyPatch, edits: list[int]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        stack = Path(tmp) / "stack"
+        shutil.copytree(WHOLE_STACK, stack, ignore=shutil.ignore_patterns("deploy"))
+        monkeypatch.setenv("XDG_CACHE_HOME", str(Path(tmp) / "cache"))
+        monkeypatch.delenv("GEN_NO_CACHE", raising=False)
+        monkeypatch.chdir(stack)
+        _same_as_uncached(Path("policies"), monkeypatch)
+        for index in edits:
+            name, old, new = TOGGLES[index]
+            path = stack / name
+            text = path.read_text()
+            assert old in text or new in text, f"{old!r} not in {name}"
+            path.write_text(text.replace(old, new) if old in text and new not in text else text.replace(new, old))
+            _same_as_uncached(Path("policies"), monkeypatch)
