@@ -718,7 +718,7 @@ def _result_from_plain(plain: Any) -> FileResult:
 # working directory, paths asked, and what files are judged with (versions, plugins, the CRDs
 # given).
 _VALIDATED = "validated"
-_KEPT_BUNDLES = 16
+_KEPT_BUNDLES = 16  # invocations (paths asked, versions, CRDs) remembered; the least recently used go first
 
 
 def _kept_results(paths: list[FsPath], validator: ManifestValidator, given: list[Any]) -> gen_cache.Bundle | None:

@@ -30,7 +30,8 @@ from generator.render import templates
 from generator.render.templates import Manifest, PolicyOutput
 
 _RENDERS = "renders"
-_KEPT_TARGETS = 16  # targets (and gen builds) remembered; the least recently used go first
+_KEPT_TARGETS = 64  # targets (and gen builds) remembered, the least recently used going first:
+# more than a repository has, or a run would evict the renders its next target reads
 
 # One object as judged: what the links set on it, its file text and its findings as plain values.
 _Judged = tuple[Any, str, list[Any]]
