@@ -16,6 +16,7 @@ import marshal
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -41,12 +42,34 @@ def directory(kind: str) -> Path | None:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     if not os.path.isabs(base):
         return None  # as the XDG specification says: a relative path is to be ignored
-    folder = Path(base) / "gen" / __version__ / kind
+    versions = Path(base) / "gen"
+    folder = versions / __version__ / kind
+    if not folder.parent.is_dir():  # this version's first run here: the others' may have been its last
+        _forget_unused_versions(versions)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
         return None
     return folder
+
+
+UNUSED_DAYS = 30  # a version of gen whose cache nothing read or wrote for this long is removed
+
+
+def _forget_unused_versions(versions: Path) -> None:
+    """Remove the folders of other gen versions unused for UNUSED_DAYS (each version keeps
+    its own, and prunes only within it)."""
+    cutoff = time.time() - UNUSED_DAYS * 86400
+    with contextlib.suppress(OSError):
+        for version in os.scandir(versions):
+            if version.is_dir() and version.name != __version__:
+                used = [version.stat().st_mtime]
+                for kind in os.scandir(version.path):
+                    used.append(kind.stat().st_mtime)
+                    if kind.is_dir():
+                        used += [entry.stat().st_mtime for entry in os.scandir(kind.path)]
+                if max(used) < cutoff:
+                    shutil.rmtree(version.path, ignore_errors=True)
 
 
 def key(content: bytes) -> str:

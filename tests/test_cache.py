@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -171,3 +172,18 @@ def test_upgrading_a_library_alone_is_other_code(tmp_path: Path, monkeypatch: py
     (libraries / "PyYAML-6.0.1.dist-info").rename(libraries / "PyYAML-6.0.2.dist-info")
     assert fingerprint() != before
     cache.code.cache_clear()
+
+
+def test_other_versions_unused_for_a_month_are_removed(cache_home: Path) -> None:
+    """Each version keeps a folder of its own; the first run of a new one removes those of
+    versions nothing used for cache.UNUSED_DAYS, and keeps the others."""
+    month_ago = time.time() - (cache.UNUSED_DAYS + 1) * 86400
+    for version, when in (("0.0.1", month_ago), ("0.0.2", None)):
+        bundle = cache_home / "gen" / version / "policies" / "bundle"
+        bundle.mkdir(parents=True)
+        (cache_home / "gen" / version / "crds").write_text("a file where a folder is expected")
+        if when is not None:
+            for path in (bundle, bundle.parent, bundle.parent.parent, cache_home / "gen" / version / "crds"):
+                os.utime(path, (when, when))
+    assert cache.directory("policies") is not None
+    assert sorted(p.name for p in (cache_home / "gen").iterdir()) == sorted(["0.0.2", cache.__version__])
