@@ -77,6 +77,13 @@ def key(content: bytes) -> str:
     return hashlib.sha256(content).hexdigest()
 
 
+def stable_bytes(value: Any) -> bytes:
+    """A plain value's bytes for a key: marshal's version 0, whose output depends on the value
+    alone (later versions mark shared and interned strings, which differ run to run); raises
+    ValueError for a value marshal does not know."""
+    return marshal.dumps(value, 0)
+
+
 def file_key(path: str, name: str) -> str | None:
     """What the results of reading a file are kept under: its name (findings name it) and
     content; None when it cannot be read (its reader says why) or reading it would consume it
@@ -170,44 +177,15 @@ def write(kind: str, name: str, value: Any) -> None:
 SHARDS = 64
 
 
-def split(entries: dict[str, Any]) -> list[dict[str, Any]]:
-    """Entries keyed by a SHA-256 in hex, by the file of a bundle each belongs in."""
-    shards: list[dict[str, Any]] = [{} for _ in range(SHARDS)]
-    for key, value in entries.items():
-        shards[int(key[:8], 16) % SHARDS][key] = value
-    return shards
-
-
-def read_bundle(kind: str, name: str) -> list[Any]:
-    """A bundle's files as write_bundle stored them (None for one missing or unreadable)."""
-    return [read(kind, f"{name}/{i:02d}") for i in range(SHARDS)]
-
-
-def write_bundle(kind: str, name: str, files: list[Any], stored: list[Any], keep: int) -> None:
-    """Store a bundle's files, writing only those that differ from what is stored; keep: how
-    many bundles of the kind to leave, the least recently used going first."""
-    folder = directory(kind)
-    if folder is None:
-        return
-    changed = [i for i, (new, old) in enumerate(zip(files, stored, strict=True)) if new != old]
-    if changed:
-        _prune(folder, keep - 1, spare=name)
-        with contextlib.suppress(OSError):
-            (folder / name).mkdir(exist_ok=True)
-        for i in changed:
-            write(kind, f"{name}/{i:02d}", files[i])
-    with contextlib.suppress(OSError):
-        os.utime(folder / name)  # used now: pruning removes the least recently used first
-
-
 class Bundle:
-    """Entries read together (a policy directory's builds, the findings of a repository's
-    files), each under the SHA-256 of what it was made from: `stored` as the last run left
-    them, `kept` what this run keeps (only what it used: entries of deleted files go)."""
+    """Entries read together (a policy directory's builds, a target's render, the findings of
+    a repository's files), each under the SHA-256 of what it was made from, in a folder of
+    SHARDS files: `stored` as the last run left them, `kept` what this run keeps (only what it
+    used: entries of deleted files go). Saving writes only the files whose entries changed."""
 
     def __init__(self, kind: str, name: str, keep: int) -> None:
-        self._kind, self._name, self._keep = kind, name, keep
-        self._files = read_bundle(kind, name) if directory(kind) is not None else [None] * SHARDS
+        self._kind, self._name, self._keep = kind, name, keep  # keep: bundles of the kind left
+        self._files = [read(kind, f"{name}/{i:02d}") for i in range(SHARDS)]
         self.stored: dict[str, Any] = {}
         for stored in self._files:
             if isinstance(stored, dict):
@@ -215,7 +193,21 @@ class Bundle:
         self.kept: dict[str, Any] = {}
 
     def save(self) -> None:
-        write_bundle(self._kind, self._name, split(self.kept), self._files, self._keep)
+        folder = directory(self._kind)
+        if folder is None:
+            return
+        files: list[dict[str, Any]] = [{} for _ in range(SHARDS)]
+        for key, value in self.kept.items():
+            files[int(key[:8], 16) % SHARDS][key] = value
+        changed = [i for i, (new, old) in enumerate(zip(files, self._files, strict=True)) if new != old]
+        if changed:
+            _prune(folder, self._keep - 1, spare=self._name)
+            with contextlib.suppress(OSError):
+                (folder / self._name).mkdir(exist_ok=True)
+            for i in changed:
+                write(self._kind, f"{self._name}/{i:02d}", files[i])
+        with contextlib.suppress(OSError):
+            os.utime(folder / self._name)  # used now: pruning removes the least recently used first
 
 
 def _prune(folder: Path, keep: int, spare: str) -> None:

@@ -141,8 +141,9 @@ def test_policies_cached_by_other_code_are_not_read(
 
 def test_a_kind_kept_to_a_number_loses_its_least_recently_used_bundles(cache_home: Path) -> None:
     def store(name: str, value: int, when: int | None = None) -> None:
-        stored = cache.read_bundle("policies", name)
-        cache.write_bundle("policies", name, cache.split({f"{value:064x}": value}), stored, keep=4)
+        bundle = cache.Bundle("policies", name, keep=4)
+        bundle.kept = {f"{value:064x}": value}
+        bundle.save()
         if when is not None:
             os.utime(next(cache_home.glob("gen/*/policies")) / name, (when, when))
 
@@ -152,7 +153,7 @@ def test_a_kind_kept_to_a_number_loses_its_least_recently_used_bundles(cache_hom
     store("b3", 3)  # unchanged, used again: now the most recent
     store("b6", 6)
     assert [p.name for p in _bundles(cache_home, "policies")] == ["b3", "b4", "b5", "b6"]
-    assert {f"{6:064x}": 6} in cache.read_bundle("policies", "b6")
+    assert cache.Bundle("policies", "b6", keep=4).stored == {f"{6:064x}": 6}
 
 
 def test_upgrading_a_library_alone_is_other_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

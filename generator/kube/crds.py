@@ -607,11 +607,7 @@ def stored(paths: Iterable[FsPath]) -> tuple[list[tuple[Any, str]], list[Problem
     sources, missing = files.named(paths, files.MANIFEST_SUFFIXES)
     found: list[tuple[Any, str]] = []
     for path, name in sources:
-        try:
-            with open(path, "rb") as source:
-                entry = cache.key(source.read())
-        except OSError:
-            entry = ""  # load_file reports it
+        entry = cache.file_key(path, "")  # by content alone: which CRDs a file holds is not its name's
         crds = cache.read("crds", entry) if entry else None
         if not isinstance(crds, list) or not all(isinstance(crd, dict) for crd in crds):
             crds = [doc.data for doc in load_file(path, name, kube=True)[0] if would_store(doc.data)]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import marshal
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -725,8 +724,8 @@ def _kept_results(paths: list[FsPath], validator: ManifestValidator, given: list
     if gen_cache.directory(_VALIDATED) is None:
         return None
     asked = [os.getcwd(), *(os.path.realpath(path) for path in paths)]
-    try:  # version 0: the same bytes for equal values
-        judged_with = marshal.dumps((asked, validator.versions, validator.plugins, given), 0)
+    try:
+        judged_with = gen_cache.stable_bytes((asked, validator.versions, validator.plugins, given))
     except ValueError:  # a value marshal does not know, in a CRD: nothing kept
         return None
     return gen_cache.Bundle(_VALIDATED, gen_cache.key(gen_cache.code() + judged_with), keep=_KEPT_BUNDLES)

@@ -13,10 +13,8 @@ policies, Namespaces and GitOps objects are always made anew (reading them is th
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
-import marshal
 import os
 from typing import Any
 
@@ -35,12 +33,6 @@ _KEPT_TARGETS = 64  # targets (and gen builds) remembered, the least recently us
 
 # One object as judged: what the links set on it, its file text and its findings as plain values.
 _Judged = tuple[Any, str, list[Any]]
-
-
-def _plain(value: Any) -> bytes:
-    """A value's bytes for a key: marshal's version 0, whose output depends on the value
-    alone (later versions mark shared and interned strings, which differ run to run)."""
-    return marshal.dumps(value, 0)
 
 
 class Reuse:
@@ -64,16 +56,10 @@ class Reuse:
         settings = {f.name: getattr(target, f.name) for f in dataclasses.fields(target)}
         for own in ("policy", "policies", "_by_kind"):
             del settings[own]
-        self._target = _plain((sorted(settings.items()), self._file(target.policy)))
-        self._bundle = cache.read_bundle(_RENDERS, self._name)
+        self._target = cache.stable_bytes((sorted(settings.items()), self._file(target.policy)))
         # key -> (the policy's output as marshal data, its objects as judged, what with)
-        self._previous: dict[str, tuple[bytes, list[_Judged], str]] = {}
-        for stored in self._bundle:
-            with contextlib.suppress(TypeError, ValueError, AttributeError):  # a file that does not read: none of it
-                judged_with, entries = stored
-                self._previous.update(
-                    {key: (rendered, judged, judged_with) for key, (rendered, judged) in entries.items()}
-                )
+        self._bundle = cache.Bundle(_RENDERS, self._name, keep=_KEPT_TARGETS)
+        self._previous: dict[str, Any] = self._bundle.stored
         self._judged_with = ""
         self._keys: dict[int, str] = {}  # id(policy) -> its key
         self._made: dict[int, tuple[str, int]] = {}  # id(manifest) -> (its policy's key, its index)
@@ -93,7 +79,7 @@ class Reuse:
         key = self._keys.get(id(policy))
         if key is None:
             facts = (policy.kind, policy.name, policy.doc.file, policy.doc.index, context.across(policy, target))
-            key = self._keys[id(policy)] = cache.key(self._target + self._file(policy) + _plain(facts))
+            key = self._keys[id(policy)] = cache.key(self._target + self._file(policy) + cache.stable_bytes(facts))
         return key
 
     def rendered(self, policy: Policy, target: Target) -> PolicyOutput | None:
@@ -105,7 +91,7 @@ class Reuse:
         try:
             with cache.collector_paused():
                 output = templates.unpack(entry[0])
-        except (EOFError, ValueError, TypeError, IndexError):  # an entry that does not read
+        except (EOFError, ValueError, TypeError, IndexError, KeyError):  # an entry that does not read
             return None
         self._next[key] = (entry[0], [])
         return output
@@ -126,7 +112,7 @@ class Reuse:
     def judging_with(self, *inputs: Any) -> None:
         """What objects are judged with this run: a judgment made with anything else is not used."""
         try:
-            self._judged_with = cache.key(_plain(inputs))
+            self._judged_with = cache.key(cache.stable_bytes(inputs))
         except ValueError:  # a value marshal does not know (in a team's CRD): judge again
             self._judged_with = ""
 
@@ -135,14 +121,15 @@ class Reuse:
         from the same inputs, the links set the same on it, and judged with the same."""
         made = self._made.get(id(manifest))
         entry = self._previous.get(made[0]) if made is not None else None
-        if made is None or entry is None or not self._judged_with or entry[2] != self._judged_with:
+        if made is None or entry is None or not self._judged_with:
             return None
         try:
-            before = entry[1][made[1]]
-            if before[0] != settled or not isinstance(before[1], str):
+            _, judged, judged_with = entry
+            before = judged[made[1]]
+            if judged_with != self._judged_with or before[0] != settled or not isinstance(before[1], str):
                 return None
             text, found = before[1], [Problem.from_plain(p) for p in before[2]]
-        except (IndexError, TypeError, ValueError):  # an entry that does not read
+        except (IndexError, TypeError, ValueError, KeyError):  # an entry that does not read
             return None
         self._next[made[0]][1][made[1]] = before
         return text, found
@@ -157,8 +144,8 @@ class Reuse:
     def save(self) -> None:
         """Keep this run's renders for the next run (only what this run rendered), writing
         the files of the bundle that changed."""
-        for key, (rendered, judged) in self._next.items():
-            if None in judged:  # not judged (no run leaves one so): judged again next time
-                self._next[key] = (rendered, [])
-        files = [(self._judged_with, shard) for shard in cache.split(self._next)]
-        cache.write_bundle(_RENDERS, self._name, files, self._bundle, keep=_KEPT_TARGETS)
+        self._bundle.kept = {  # an object not judged (no run leaves one so) is judged again next time
+            key: (rendered, [] if None in judged else judged, self._judged_with)
+            for key, (rendered, judged) in self._next.items()
+        }
+        self._bundle.save()
