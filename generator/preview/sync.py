@@ -8,7 +8,6 @@ update (kube-apiserver refuses an immutable field), prunes, or keeps.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -195,10 +194,6 @@ def removed(target: str, engines: Engines, old: dict[str, Any], hpas: HpaIndex, 
 # -- one directory
 
 
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def _is_object_file(rel: str) -> bool:
     return rel not in ("kustomization.yaml", MANIFEST_FILE) and not rel.startswith(FRAGMENTS_DIR + "/")
 
@@ -216,15 +211,15 @@ def read_object(path: Path) -> dict[str, Any] | None:
 
 
 def plan_directory(
-    target: str, engines: Engines, directory: Path, files: Mapping[str, bytes], objects: Mapping[str, dict[str, Any]]
+    target: str, engines: Engines, directory: Path, digests: Mapping[str, str], objects: Mapping[str, dict[str, Any]]
 ) -> list[Change]:
-    """The changes from the render committed in directory to a new one (its files and, by
-    file, the objects they hold). Only files whose content differs are read."""
+    """The changes from the render committed in directory to a new one (the SHA-256 of its
+    files and, by file, the objects they hold). Only files whose content differs are read."""
     owned = owned_files(directory) if directory.is_dir() else {}
     old: dict[str, dict[str, Any]] = {}
     unreadable: set[str] = set()  # committed, but no object can be read from it (edited by hand?)
     for rel in owned:
-        if _is_object_file(rel) and (rel not in files or owned[rel] != _digest(files[rel])):
+        if _is_object_file(rel) and owned[rel] != digests.get(rel):
             found = read_object(directory / rel)
             if found is not None:
                 old[rel] = found

@@ -79,11 +79,14 @@ def _config_hashes(manifests: list[Manifest], settled: dict[int, list[tuple[str,
     """`gen.dev/config-hash` on every pod template that reads ConfigMaps this target writes:
     SHA-256 over their names and data in name order, so changing one rolls the Pods."""
     config_maps = {(m.namespace or "", m.name): m.obj for m in manifests if m.group_kind == ("", "ConfigMap")}
+    holding = {namespace for namespace, _ in config_maps}
     for manifest in manifests:
+        namespace = manifest.namespace or ""
+        if namespace not in holding:
+            continue  # no ConfigMap of this target to read there
         template = _template(manifest)
         if template is None:
             continue
-        namespace = manifest.namespace or ""
         read = sorted(n for n in _config_maps_read(template.get("spec")) if (namespace, n) in config_maps)
         if not read:
             continue
@@ -258,9 +261,14 @@ def shared_claims(manifests: list[Manifest], target: str) -> Iterator[Problem]:
         for m in manifests
         if m.group_kind == ("", "PersistentVolumeClaim")
     }
+    holding = {namespace for namespace, _ in claims}
+    if not holding:
+        return
     hpas = hpa_index(m.obj for m in manifests)
     for manifest in manifests:
-        if manifest.kind not in ("Deployment", "ReplicaSet", "StatefulSet", "Job"):
+        if manifest.kind not in ("Deployment", "ReplicaSet", "StatefulSet", "Job") or (
+            (manifest.namespace or "") not in holding
+        ):
             continue
         spec_path = POD_SPEC_PATHS[manifest.kind]
         for i, volume in enumerate(at_path(manifest.obj, (*spec_path, "volumes")) or []):

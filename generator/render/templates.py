@@ -73,7 +73,9 @@ class Manifest:
         """What Kubernetes knows the object by: group, kind, namespace, name."""
         return (*self.group_kind, self.namespace or "", self.name)
 
-    @property
+    # An object's group, kind and namespace are settled before it becomes a Manifest (only the
+    # links rename a Job), and the checks across objects ask for them by the hundred thousand.
+    @cached_property
     def group_kind(self) -> tuple[str, str]:
         return str(self.obj.get("apiVersion", "")).rpartition("/")[0], self.kind
 
@@ -85,7 +87,7 @@ class Manifest:
                 best = (prefix, source)
         return ("metadata", "name") if best is None else (*best[1], *path[len(best[0]) :])
 
-    @property
+    @cached_property
     def kind(self) -> str:
         return str(self.obj.get("kind", ""))
 
@@ -93,7 +95,7 @@ class Manifest:
     def name(self) -> str:
         return str(self.obj.get("metadata", {}).get("name", ""))
 
-    @property
+    @cached_property
     def namespace(self) -> str | None:
         ns = self.obj.get("metadata", {}).get("namespace")
         return str(ns) if ns is not None else None
@@ -521,7 +523,9 @@ def render_target(
         results = {id(p): before for p in templated if (before := reuse.rendered(p, target)) is not None}
     todo = [p for p in templated if id(p) not in results]
     job = partial(_render_and_pack, target=target, pack=reuse is not None or processes > 1)
-    for policy, (output, packed) in zip(todo, parallel.map_in_order(job, todo, processes, codec=_PACKED), strict=True):
+    for policy, (output, packed) in zip(
+        todo, parallel.map_in_order(job, todo, parallel.workers(len(todo), processes), codec=_PACKED), strict=True
+    ):
         results[id(policy)] = output
         if reuse is not None and packed is not None:
             reuse.keep(policy, target, packed)

@@ -39,11 +39,24 @@ class DirPlan:
     reldir: str
     files: dict[str, bytes] = field(default_factory=dict)
     remove: bool = False  # a directory gen wrote before and no target produces any more
+    # rel -> (the bytes hashed, their SHA-256): a render compares them with the committed
+    # manifest and writes them into the new one, and hashing 20,000 files twice cost 30 ms
+    _hashed: dict[str, tuple[bytes, str]] = field(default_factory=dict, repr=False, compare=False)
+
+    def digests(self) -> dict[str, str]:
+        """relpath -> SHA-256 of each file, in path order."""
+        listing = {}
+        for rel, data in sorted(self.files.items()):
+            known = self._hashed.get(rel)
+            if known is None or known[0] is not data:
+                known = self._hashed[rel] = (data, hashlib.sha256(data).hexdigest())
+            listing[rel] = known[1]
+        return listing
 
     def with_manifest(self) -> dict[str, bytes]:
         if self.remove:
             return {}
-        listing = {rel: hashlib.sha256(data).hexdigest() for rel, data in sorted(self.files.items())}
+        listing = self.digests()
         manifest = json.dumps({"generator": "gen", "files": listing}, indent=2) + "\n"
         return {**self.files, MANIFEST_FILE: manifest.encode()}
 
