@@ -157,6 +157,24 @@ def test_lint_reports_only_the_files_asked_about(gen, tmp_path: Path) -> None:
     assert run.code == 0 and "bad.yaml" not in run.out
 
 
+def test_the_files_asked_are_found_however_they_are_named(gen, tmp_path: Path, monkeypatch) -> None:
+    root = tmp_path / "policies"
+    root.mkdir()
+    (root / "good.yaml").write_text(SCHEDULER)
+    (root / "bad.yaml").write_text(SCHEDULER.replace("custom-scheduler", "other") + "  bogus: 1\n")
+    (tmp_path / "linked").symlink_to(root)
+    monkeypatch.chdir(tmp_path)
+    through_link = gen("lint", "linked/bad.yaml")
+    assert through_link.code == 1 and "bad.yaml:" in through_link.out and "good.yaml" not in through_link.out
+    assert gen("lint", "policies/../policies/good.yaml").code == 0
+    assert gen("lint", "linked").code == 1
+    (tmp_path / "elsewhere").mkdir()
+    (root / "bad.yaml").rename(tmp_path / "elsewhere/bad.yaml")
+    (root / "bad.yaml").symlink_to(tmp_path / "elsewhere/bad.yaml")  # the file itself a link
+    assert gen("lint", "policies/good.yaml").code == 0
+    assert gen("lint", "policies/bad.yaml").code == 1
+
+
 def test_cross_policy_rules_see_the_whole_directory(gen, tmp_path: Path) -> None:
     root = tmp_path / "policies"
     root.mkdir()

@@ -156,10 +156,22 @@ def lint(paths: Sequence[Path], meanwhile: Callable[[], object] | None = None) -
     targets, semantic = check_policies(policies, broken=_broken(problems))
     problems += semantic
 
+    exactly = {str(a) for a in asked}
+    within = tuple(str(a).rstrip(os.sep) + os.sep for a in asked)
+
+    @functools.cache
+    def real_directory(directory: str) -> str:
+        return str(Path(directory or os.curdir).resolve())
+
     @functools.cache
     def wanted(file: str) -> bool:
-        path = Path(file).resolve()  # files are named from the current directory
-        return any(path == a or a in path.parents for a in asked)
+        # files are named from the current directory; each directory is resolved once, not
+        # each of its files (10,000 resolves took 0.3 s)
+        directory, name = os.path.split(file)
+        path = os.path.join(real_directory(directory), name)
+        if os.path.islink(path):
+            path = str(Path(path).resolve())
+        return path in exactly or path.startswith(within)
 
     claimed = {
         name
