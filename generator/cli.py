@@ -59,7 +59,8 @@ def _root(
         bool,
         typer.Option(
             "--no-cache",
-            help="Neither read nor write gen's cache (compiled templates, CRD sources, the CEL parser); "
+            help="Neither read nor write gen's cache (parsed policies, rendered and validated objects, "
+            "findings of validated files, compiled templates, CRD sources, the CEL parser); "
             "GEN_NO_CACHE=1 does the same.",
         ),
     ] = False,
