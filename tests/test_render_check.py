@@ -380,3 +380,17 @@ def test_check_json_is_one_report_with_warnings_and_drift(gen, policy_copy: Path
     assert drifted.code == 1
     assert sorted(p["rule"] for p in json.loads(drifted.out)) == ["drift-modified", "gpu-no-affinity"]
     assert gen("render", policy_copy, "--out", out, "--check", "--strict").code == 1
+
+
+def test_a_plans_digests_follow_its_files() -> None:
+    import hashlib
+
+    from generator.render.write import DirPlan
+
+    plan = DirPlan("lab", {"b.yaml": b"b\n", "a.yaml": b"a\n"})
+    assert plan.digests() == {rel: hashlib.sha256(data).hexdigest() for rel, data in sorted(plan.files.items())}
+    assert list(plan.digests()) == ["a.yaml", "b.yaml"]
+    plan.files["a.yaml"] = b"changed\n"  # a file replaced after it was hashed is hashed again
+    plan.files["c.yaml"] = b"c\n"
+    assert plan.digests()["a.yaml"] == hashlib.sha256(b"changed\n").hexdigest()
+    assert set(plan.digests()) == {"a.yaml", "b.yaml", "c.yaml"}
