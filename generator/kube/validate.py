@@ -732,14 +732,15 @@ def _kept_results(paths: list[FsPath], validator: ManifestValidator, given: list
 
 
 # A judged file as a worker sends it: its result, the result as plain values when it is to be
-# kept, and the file's key (read where the file is read, so a run with nothing kept yet does
-# not read every file twice in this process).
+# kept, and the file's key (read where the file is read when this process has not read it for
+# a lookup, so a run with nothing kept yet does not read every file twice in this process).
 _Judged = tuple[FileResult, Any, "str | None"]
 
 
-def _judge_file(file: tuple[str, str], validator: ManifestValidator, keep: bool) -> _Judged:
+def _judge_file(item: tuple[tuple[str, str], str | None], validator: ManifestValidator, keep: bool) -> _Judged:
+    file, key = item
     result = _validate_file(file, validator)
-    return (result, _result_to_plain(result), gen_cache.file_key(*file)) if keep else (result, None, None)
+    return (result, _result_to_plain(result), key or gen_cache.file_key(*file)) if keep else (result, None, None)
 
 
 _PLAIN_JUDGED: parallel.Codec[_Judged] = parallel.Codec(
@@ -754,9 +755,10 @@ def _validate_files(
     """Each file's result, in order; with `kept`, a file judged before with the same name and
     content is taken from it, and what this run judged is kept for the next."""
     results: list[FileResult | None] = [None] * len(files)
+    keys: list[str | None] = [None] * len(files)  # each file's key, once read for a lookup
     if kept is not None and kept.stored:
         for i, file in enumerate(files):
-            key = gen_cache.file_key(*file)
+            keys[i] = key = gen_cache.file_key(*file)
             plain = kept.stored.get(key) if key is not None else None
             if key is None or plain is None:
                 continue
@@ -771,7 +773,7 @@ def _validate_files(
         if validator.definitions:
             validator.definitions.compile()
     judge = partial(_judge_file, validator=validator, keep=kept is not None)
-    judged = parallel.map_in_order(judge, [files[i] for i in todo], processes, codec=_PLAIN_JUDGED)
+    judged = parallel.map_in_order(judge, [(files[i], keys[i]) for i in todo], processes, codec=_PLAIN_JUDGED)
     for i, (result, plain, key) in zip(todo, judged, strict=True):
         results[i] = result
         if kept is not None and key is not None:

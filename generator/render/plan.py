@@ -177,8 +177,6 @@ def render_and_plan(
     # the team's objects, as `gen validate` judges them
     raw_validator = ManifestValidator(target.versions, plugins, enforced=enforced, definitions=catalog)
     well_formed = []  # objects of their kind's shape, which the checks across objects may rely on
-    if processes > 1 and catalog:
-        catalog.compile()  # once here, inherited by the workers, as `gen validate` does
     judge = partial(_judged, validator=validator, raw_validator=raw_validator)
     judged: dict[int, _Judged] = {}
     if reuse is not None:
@@ -187,10 +185,11 @@ def render_and_plan(
             id(m): before for m in rendered.manifests if (before := reuse.judged(m, settled.get(id(m)))) is not None
         }
     todo = [m for m in rendered.manifests if id(m) not in judged]
+    workers = parallel.workers(len(todo), processes)
+    if workers > 1 and catalog:
+        catalog.compile()  # once here, inherited by the workers, as `gen validate` does
     for manifest, (text, found) in zip(
-        todo,
-        parallel.map_in_order(judge, todo, parallel.workers(len(todo), processes), codec=_PLAIN_JUDGED),
-        strict=True,
+        todo, parallel.map_in_order(judge, todo, workers, codec=_PLAIN_JUDGED), strict=True
     ):
         judged[id(manifest)] = (text, found)
         if reuse is not None:

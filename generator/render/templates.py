@@ -522,10 +522,9 @@ def render_target(
     if reuse is not None:
         results = {id(p): before for p in templated if (before := reuse.rendered(p, target)) is not None}
     todo = [p for p in templated if id(p) not in results]
-    job = partial(_render_and_pack, target=target, pack=reuse is not None or processes > 1)
-    for policy, (output, packed) in zip(
-        todo, parallel.map_in_order(job, todo, parallel.workers(len(todo), processes), codec=_PACKED), strict=True
-    ):
+    workers = parallel.workers(len(todo), processes)
+    job = partial(_render_and_pack, target=target, pack=reuse is not None or workers > 1)
+    for policy, (output, packed) in zip(todo, parallel.map_in_order(job, todo, workers, codec=_PACKED), strict=True):
         results[id(policy)] = output
         if reuse is not None and packed is not None:
             reuse.keep(policy, target, packed)
