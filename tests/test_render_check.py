@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -385,12 +386,18 @@ def test_check_json_is_one_report_with_warnings_and_drift(gen, policy_copy: Path
 def test_a_plans_digests_follow_its_files() -> None:
     import hashlib
 
+    from generator.layout import MANIFEST_FILE
     from generator.render.write import DirPlan
+
+    def listed(plan: DirPlan) -> dict[str, str]:
+        files: dict[str, str] = json.loads(plan.with_manifest()[MANIFEST_FILE])["files"]
+        return files
 
     plan = DirPlan("lab", {"b.yaml": b"b\n", "a.yaml": b"a\n"})
     assert plan.digests() == {rel: hashlib.sha256(data).hexdigest() for rel, data in sorted(plan.files.items())}
-    assert list(plan.digests()) == ["a.yaml", "b.yaml"]
+    assert list(plan.digests()) == ["a.yaml", "b.yaml"] and listed(plan) == plan.digests()
     plan.files["a.yaml"] = b"changed\n"  # a file replaced after it was hashed is hashed again
     plan.files["c.yaml"] = b"c\n"
     assert plan.digests()["a.yaml"] == hashlib.sha256(b"changed\n").hexdigest()
     assert set(plan.digests()) == {"a.yaml", "b.yaml", "c.yaml"}
+    assert listed(plan) == plan.digests()  # and so is the manifest

@@ -48,17 +48,20 @@ def _render(policies: Path, out: Path, monkeypatch: pytest.MonkeyPatch, cached: 
 
 def _same_as_uncached(policies: Path, monkeypatch: pytest.MonkeyPatch) -> Rendered:
     """Render with the cache (and write it, as the next run's previous output), and hold it to
-    a render of the same policies without any cache."""
+    a render of the same policies without any cache; then render the output found up to date
+    (which keeps each target whole for the next run) and take it whole."""
     out = policies.parent / "out"
     warm = _render(policies, out, monkeypatch)
     assert warm == _render(policies, out, monkeypatch, cached=False)
     with write.output_lock(out):
         write.write_all(out, pipeline.render(pipeline.RenderOptions(policies, out)).plans)
+    steady = _render(policies, out, monkeypatch)
+    assert steady == _render(policies, out, monkeypatch, cached=False) == _render(policies, out, monkeypatch)
     return warm
 
 
-def _bundle(home: Path) -> Path:
-    (found,) = [p for p in home.rglob("*") if p.is_dir() and p.parent.name == "renders"]
+def _bundle(home: Path, kind: str = "renders") -> Path:
+    (found,) = [p for p in home.rglob("*") if p.is_dir() and p.parent.name == kind]
     return found
 
 
@@ -112,19 +115,23 @@ def test_colocation_and_lines_follow_edits_in_other_files(
     assert sorted(p.line for p in moved if p.rule == "image-tag") == [p.line + 2 for p in untagged]
 
 
+@pytest.mark.parametrize("kinds", [("up-to-date",), ("renders", "up-to-date")])
 def test_a_broken_entry_is_ignored_and_rewritten(
-    cache_home: Path, policy_copy: Path, monkeypatch: pytest.MonkeyPatch
+    cache_home: Path, policy_copy: Path, monkeypatch: pytest.MonkeyPatch, kinds: tuple[str, ...]
 ) -> None:
+    """Whole targets kept broken: the target is rendered from its policies' renders; those
+    broken too: rendered from the policies. Each broken file is written again."""
     monkeypatch.chdir(policy_copy.parent)
     cold = _same_as_uncached(Path("policies"), monkeypatch)
-    bundle = _bundle(cache_home)
-    shards = sorted(bundle.iterdir())
+    assert _same_as_uncached(Path("policies"), monkeypatch) == cold  # the output is up to date: kept whole
+    shards = sorted(p for name in ("renders", "up-to-date") for p in _bundle(cache_home, name).iterdir())
     whole = [shard.read_bytes() for shard in shards]
     for broken in (lambda data: b"\x00not marshal data", lambda data: data[: len(data) // 2]):
         for shard, data in zip(shards, whole, strict=True):
-            shard.write_bytes(broken(data))
+            if shard.parent.parent.name in kinds:
+                shard.write_bytes(broken(data))
         assert _same_as_uncached(Path("policies"), monkeypatch) == cold
-        assert all(cache.read("renders", f"{bundle.name}/{shard.name}") is not None for shard in shards)
+        assert all(cache.read(s.parent.parent.name, f"{s.parent.name}/{s.name}") is not None for s in shards)
 
 
 MONITOR_CRD = crd(
@@ -136,12 +143,13 @@ MONITOR_CRD = crd(
 
 def test_other_crds_judge_again(cache_home: Path, policy_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """What the objects are judged with is part of the entry: a ServiceMonitor judged before
-    without a CRD is judged again against the CRD given now."""
+    without a CRD (its output up to date, so kept whole) is judged again against the CRD
+    given now."""
     monkeypatch.chdir(policy_copy.parent)
     definition = policy_copy.parent / "servicemonitor-crd.yaml"
     definition.write_text(MONITOR_CRD)
     out = Path("out")
-    without = _render(Path("policies"), out, monkeypatch)[0]
+    without = _same_as_uncached(Path("policies"), monkeypatch)[0]
     options = pipeline.RenderOptions(Path("policies"), out, crds=(definition,))
     against = pipeline.render(options).problems
     assert [p for p in against if "sampleLimit" in p.message] and not [p for p in without if "sampleLimit" in p.message]

@@ -161,6 +161,10 @@ def render_and_plan(
     without the checks across all of the target's objects (`gen lint` of a few files).
     `processes`: how many the target's policies and objects are spread over."""
     reuse = Reuse.of(target) if out is not None and only is None else None
+    if reuse is not None and out is not None:
+        kept = reuse.up_to_date(target, out, definitions)
+        if kept is not None:
+            return *kept, []  # out holds the target's render: a sync changes nothing
     rendered, problems = render_target(target, only, processes, reuse)
     settled = links.settle(rendered.manifests)
     plugins = _declared_plugins(target)
@@ -207,13 +211,13 @@ def render_and_plan(
     problems.extend(found)
     engines = gitops.Engines(target.gitops)
     changes = _changes(target.name, engines, out, plan, owners) if out is not None else []
-    problems += _job_immutable(changes, owners)
+    against_output = _job_immutable(changes, owners)  # findings about syncing over the committed render
     namespaces = {m.namespace for m in owners.values() if m.namespace}
     plans = [plan]
     repo_path = target.gitops.get("path") or f"{out.name if out is not None else 'deploy'}/{target.output_dir}"
     manifests, found = render_gitops(target, repo_path, namespaces)
     problems.extend(found)
-    problems += _namespaces_not_created(target, owners, changes, manifests)
+    against_output += _namespaces_not_created(target, owners, changes, manifests)
     if manifests:
         gitops_plan = write.DirPlan(f"{GITOPS_DIR}/{target.name}")
         listed: dict[str, Manifest] = {}
@@ -234,10 +238,11 @@ def render_and_plan(
         plans.append(gitops_plan)
         if out is not None:
             changes += _changes(target.name, engines, out, gitops_plan, listed)
-    if reuse is not None:
+    if reuse is not None and out is not None:
         reuse.save()
+        reuse.keep_up_to_date(target, out, definitions, plans, problems)  # as a render finds it once written
     _LAST_RENDER[:] = [rendered, reuse, judged, settled]
-    return plans, problems, changes
+    return plans, problems + against_output, changes
 
 
 # The last target's objects stay referenced until the process ends, and the CLI ends it without

@@ -9,6 +9,12 @@ An object's text and findings are a function of the rendered object, what the li
 the namespaces' Pod Security levels and the CRDs. Each run keeps exactly what it rendered,
 under the SHA-256 of those inputs; everything else is rendered and judged again. Manifests
 policies, Namespaces and GitOps objects are always made anew (reading them is the work).
+
+A whole target is taken as it was when the output holds what it rendered: its files and
+findings are a function of everything above for all its policies, the files its Manifests
+policies claim, the output directory's name and the render committed there. Once out holds
+the render (its manifests say so), a sync changes nothing and no committed file is read, so
+the outcome is the same; any other change renders the target.
 """
 
 from __future__ import annotations
@@ -16,18 +22,24 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 from generator import cache
+from generator.layout import MANIFEST_FILE
 from generator.policies import context
 from generator.policies.overrides import OverlaidDocument
 from generator.policies.policy import Policy
 from generator.policies.targets import Target
 from generator.problems import Problem
-from generator.render import templates
+from generator.render import templates, write
 from generator.render.templates import Manifest, PolicyOutput
+from generator.yamlio.load import Document
 
 _RENDERS = "renders"
+_UP_TO_DATE = "up-to-date"  # whole targets, as a run that found their output up to date left them
 _KEPT_TARGETS = 64  # targets (and gen builds) remembered, the least recently used going first:
 # more than a repository has, or a run would evict the renders its next target reads
 
@@ -57,22 +69,31 @@ class Reuse:
         for own in ("policy", "policies", "_by_kind"):
             del settings[own]
         self._target = cache.stable_bytes((sorted(settings.items()), self._file(target.policy)))
-        # key -> (the policy's output as marshal data, its objects as judged, what with)
-        self._bundle = cache.Bundle(_RENDERS, self._name, keep=_KEPT_TARGETS)
-        self._previous: dict[str, Any] = self._bundle.stored
         self._judged_with = ""
         self._keys: dict[int, str] = {}  # id(policy) -> its key
         self._made: dict[int, tuple[str, int]] = {}  # id(manifest) -> (its policy's key, its index)
         self._next: dict[str, tuple[bytes, list[_Judged | None]]] = {}
 
+    @cached_property
+    def _bundle(self) -> cache.Bundle:
+        """key -> (the policy's output as marshal data, its objects as judged, what with);
+        read only when the target is rendered."""
+        return cache.Bundle(_RENDERS, self._name, keep=_KEPT_TARGETS)
+
+    @property
+    def _previous(self) -> dict[str, Any]:
+        return self._bundle.stored
+
     def _file(self, policy: Policy) -> bytes:
         """The SHA-256 of the text a policy was read from (an overridden policy's own file:
         the override's text is the target's)."""
         doc = policy.doc
-        source = doc.written if isinstance(doc, OverlaidDocument) else doc
-        digest = self._files.get(source.file)
+        return self._text(doc.written if isinstance(doc, OverlaidDocument) else doc)
+
+    def _text(self, doc: Document) -> bytes:
+        digest = self._files.get(doc.file)
         if digest is None:
-            digest = self._files[source.file] = hashlib.sha256(source.text.encode()).digest()
+            digest = self._files[doc.file] = hashlib.sha256(doc.text.encode()).digest()
         return digest
 
     def _key(self, policy: Policy, target: Target) -> str:
@@ -149,3 +170,57 @@ class Reuse:
             for key, (rendered, judged) in self._next.items()
         }
         self._bundle.save()
+
+    def _whole(self, target: Target, out: Path, definitions: Sequence[tuple[Any, str]]) -> str | None:
+        """What a whole target's outcome is made from, but the render committed in out."""
+        made_from = [self._target, str(out).encode()]
+        for policy in target.policies:
+            doc = policy.doc
+            made_from += [cache.stable_bytes((policy.kind, policy.name, doc.file, doc.index)), self._file(policy)]
+            if policy.kind == "Manifests" and policy.loaded is not None:  # the files it claims
+                made_from += [self._text(raw.doc) for raw in policy.loaded[0] if raw.doc is not doc]
+        try:
+            made_from.append(cache.stable_bytes(list(definitions)))
+        except ValueError:  # a value marshal does not know (in a team's CRD)
+            return None
+        return cache.key(b"\0".join(made_from))
+
+    @cached_property
+    def _up_to_date(self) -> cache.Bundle:
+        return cache.Bundle(_UP_TO_DATE, self._name, keep=_KEPT_TARGETS)
+
+    def up_to_date(
+        self, target: Target, out: Path, definitions: Sequence[tuple[Any, str]]
+    ) -> tuple[list[write.DirPlan], list[Problem]] | None:
+        """The target's directories and findings as a run that found them up to date left
+        them, if nothing they are made from changed and out still holds that render."""
+        key = self._whole(target, out, definitions)
+        entry = self._up_to_date.stored.get(key) if key is not None else None
+        if entry is None:
+            return None
+        try:
+            kept, found = entry
+            plans = []
+            for reldir, files, digests, manifest in kept:
+                if write.read_regular(write.safe_dir(out, reldir) / MANIFEST_FILE) != manifest:
+                    return None
+                plans.append(write.DirPlan.hashed(reldir, files, digests, manifest))
+            return plans, [Problem.from_plain(p) for p in found]
+        except (TypeError, ValueError, KeyError, AttributeError):  # an entry that does not read
+            return None
+
+    def keep_up_to_date(
+        self,
+        target: Target,
+        out: Path,
+        definitions: Sequence[tuple[Any, str]],
+        plans: list[write.DirPlan],
+        problems: list[Problem],
+    ) -> None:
+        """Keep the target for the next run that finds out holding this render: its
+        directories, and its findings but those about syncing over the committed render
+        (there are none once out holds it)."""
+        key = self._whole(target, out, definitions)
+        kept = [(plan.reldir, plan.files, plan.digests(), plan.with_manifest()[MANIFEST_FILE]) for plan in plans]
+        self._up_to_date.kept = {} if key is None else {key: (kept, [p.to_plain() for p in problems])}
+        self._up_to_date.save()

@@ -42,6 +42,15 @@ class DirPlan:
     # rel -> (the bytes hashed, their SHA-256): a render compares them with the committed
     # manifest and writes them into the new one, and hashing 20,000 files twice cost 30 ms
     _hashed: dict[str, tuple[bytes, str]] = field(default_factory=dict, repr=False, compare=False)
+    # the manifest of the listing it was made for: a render and its check each ask for it
+    _manifest: tuple[dict[str, str], bytes] | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def hashed(cls, reldir: str, files: dict[str, bytes], digests: dict[str, str], manifest: bytes) -> DirPlan:
+        """A plan whose files' SHA-256 and manifest are known already."""
+        plan = cls(reldir, files, _hashed={rel: (data, digests[rel]) for rel, data in files.items()})
+        plan._manifest = (digests, manifest)
+        return plan
 
     def digests(self) -> dict[str, str]:
         """relpath -> SHA-256 of each file, in path order."""
@@ -57,8 +66,10 @@ class DirPlan:
         if self.remove:
             return {}
         listing = self.digests()
-        manifest = json.dumps({"generator": "gen", "files": listing}, indent=2) + "\n"
-        return {**self.files, MANIFEST_FILE: manifest.encode()}
+        if self._manifest is None or self._manifest[0] != listing:
+            text = json.dumps({"generator": "gen", "files": listing}, indent=2) + "\n"
+            self._manifest = (listing, text.encode())
+        return {**self.files, MANIFEST_FILE: self._manifest[1]}
 
 
 @dataclass
