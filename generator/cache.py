@@ -84,18 +84,25 @@ def stable_bytes(value: Any) -> bytes:
     return marshal.dumps(value, 0)
 
 
-def file_key(path: str, name: str) -> str | None:
+def file_key(path: str, name: str, stamps: Stamps | None = None) -> str | None:
     """What the results of reading a file are kept under: its name (findings name it) and
     content; None when it cannot be read (its reader says why) or reading it would consume it
-    (standard input)."""
+    (standard input). With stamps, a file whose stat says it is as a run before read it is
+    not read again."""
     if path == "/dev/stdin":
         return None
+    if stamps is not None and (known := stamps.digest(path, name)) is not None:
+        return known
     try:
         with open(path, "rb", buffering=0) as handle:  # unbuffered: one read, as the YAML reader does
+            info = os.fstat(handle.fileno())
             content = handle.readall()
     except OSError:
         return None
-    return key(name.encode() + b"\0" + content)
+    found = key(name.encode() + b"\0" + content)
+    if stamps is not None:
+        stamps.note(path, info, found, name)
+    return found
 
 
 @cache
@@ -184,7 +191,7 @@ class Bundle:
     used: entries of deleted files go). Saving writes only the files whose entries changed."""
 
     def __init__(self, kind: str, name: str, keep: int) -> None:
-        self._kind, self._name, self._keep = kind, name, keep  # keep: bundles of the kind left
+        self._kind, self.name, self._keep = kind, name, keep  # keep: bundles of the kind left
         self._files = [read(kind, f"{name}/{i:02d}") for i in range(SHARDS)]
         self.stored: dict[str, Any] = {}
         for stored in self._files:
@@ -201,20 +208,86 @@ class Bundle:
             files[int(key[:8], 16) % SHARDS][key] = value
         changed = [i for i, (new, old) in enumerate(zip(files, self._files, strict=True)) if new != old]
         if changed:
-            _prune(folder, self._keep - 1, spare=self._name)
+            _prune(folder, self._keep - 1, spare=self.name)
             with contextlib.suppress(OSError):
-                (folder / self._name).mkdir(exist_ok=True)
+                (folder / self.name).mkdir(exist_ok=True)
             for i in changed:
-                write(self._kind, f"{self._name}/{i:02d}", files[i])
+                write(self._kind, f"{self.name}/{i:02d}", files[i])
         with contextlib.suppress(OSError):
-            os.utime(folder / self._name)  # used now: pruning removes the least recently used first
+            os.utime(folder / self.name)  # used now: pruning removes the least recently used first
 
 
 def _prune(folder: Path, keep: int, spare: str) -> None:
+    """Leave keep entries (bundles or files) in folder besides spare, the least recently used going first."""
     with contextlib.suppress(OSError):
-        bundles = [entry for entry in os.scandir(folder) if entry.is_dir() and entry.name != spare]
-        if len(bundles) <= keep:
+        entries = [entry for entry in os.scandir(folder) if entry.name != spare and not entry.name.startswith(".tmp-")]
+        if len(entries) <= keep:
             return
-        bundles.sort(key=lambda entry: entry.stat().st_mtime_ns)
-        for entry in bundles[: len(bundles) - keep]:
-            shutil.rmtree(entry.path, ignore_errors=True)
+        entries.sort(key=lambda entry: entry.stat().st_mtime_ns)
+        for entry in entries[: len(entries) - keep]:
+            if entry.is_dir():
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+
+
+# How long after its last change a file must be read before its stat vouches for its content:
+# a change within the file system's timestamp granularity of the one before can leave every
+# time as it was, so a file read that soon is read again next time (git calls these racily clean).
+SETTLED_NS = 2_000_000_000
+_STAMPS = "stamps"
+_KEPT_STAMPS = 256  # records (directories, sets of files) remembered, the least recently used going first
+
+
+def _stamp(info: os.stat_result) -> tuple[int, int, int, int, int]:
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns
+
+
+class Stamps:
+    """What files were found to hold when a run last read them, known again from their stat
+    alone, as git's index knows a work tree: the same device, inode, size, modification and
+    change time (which no one can set back) mean the same content. Files changed shortly
+    before they were read are not vouched for (SETTLED_NS). `base` is what the paths asked
+    about are relative to; `name` names the record (one per directory or set of files read
+    together)."""
+
+    def __init__(self, base: str, name: str) -> None:
+        self._base, self._name = base, name
+        stored = read(_STAMPS, name)
+        self._stored: dict[str, Any] = stored if isinstance(stored, dict) else {}
+        self._kept: dict[str, Any] = {}
+
+    @classmethod
+    def of_directory(cls, path: str) -> Stamps:
+        return cls(path, key(os.path.realpath(path).encode()))
+
+    def digest(self, rel: str, tag: str = "") -> str | None:
+        """The digest noted for the file (under tag), if its stat says it has not changed since."""
+        entry = self._stored.get(f"{rel}\0{tag}")
+        if entry is None:
+            return None
+        try:
+            same = _stamp(os.lstat(os.path.join(self._base, rel))) == entry[0]
+        except (OSError, TypeError, IndexError):
+            return None
+        if not same:
+            return None
+        self._kept[f"{rel}\0{tag}"] = entry
+        return str(entry[1])
+
+    def note(self, rel: str, info: os.stat_result, digest: str, tag: str = "") -> None:
+        """The file, its stat taken as it was read, held what digest names."""
+        if max(info.st_ctime_ns, info.st_mtime_ns) < time.time_ns() - SETTLED_NS:
+            self._kept[f"{rel}\0{tag}"] = (_stamp(info), digest)
+
+    def save(self) -> None:
+        """Keep what this run read or found unchanged (nothing else) for the next run."""
+        folder = directory(_STAMPS)
+        if folder is None:
+            return
+        if self._kept != self._stored:
+            _prune(folder, _KEPT_STAMPS - 1, spare=self._name)
+            write(_STAMPS, self._name, self._kept)
+        else:
+            with contextlib.suppress(OSError):
+                os.utime(folder / self._name)

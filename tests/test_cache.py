@@ -188,3 +188,61 @@ def test_other_versions_unused_for_a_month_are_removed(cache_home: Path) -> None
                 os.utime(path, (when, when))
     assert cache.directory("policies") is not None
     assert sorted(p.name for p in (cache_home / "gen").iterdir()) == sorted(["0.0.2", cache.__version__])
+
+
+def _same_size_edit(path: Path, data: bytes) -> None:
+    """Change a file's bytes and put its modification time back, as a careless tool might."""
+    before = path.stat()
+    assert len(data) == before.st_size
+    time.sleep(0.05)  # past the file system's timestamp granularity
+    path.write_bytes(data)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def test_a_file_read_before_is_known_by_its_stat_until_it_changes(
+    cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from generator.render import write
+
+    monkeypatch.setattr(cache, "SETTLED_NS", 0)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "a.yaml").write_bytes(b"kind: A\n")
+    stamps = cache.Stamps.of_directory(str(folder))
+    assert stamps.digest("a.yaml") is None
+    found = write.read_regular_stat(folder / "a.yaml")
+    assert found is not None
+    stamps.note("a.yaml", found[1], "sha-of-a")
+    stamps.save()
+    assert cache.Stamps.of_directory(str(folder)).digest("a.yaml") == "sha-of-a"
+    _same_size_edit(folder / "a.yaml", b"kind: B\n")
+    assert cache.Stamps.of_directory(str(folder)).digest("a.yaml") is None  # its change time moved
+    (folder / "a.yaml").unlink()
+    assert cache.Stamps.of_directory(str(folder)).digest("a.yaml") is None
+
+
+def test_a_file_changed_just_before_it_was_read_is_not_vouched_for(cache_home: Path, tmp_path: Path) -> None:
+    """A second change within the timestamp granularity of the first could keep every time."""
+    from generator.render import write
+
+    (tmp_path / "a.yaml").write_bytes(b"kind: A\n")
+    stamps = cache.Stamps.of_directory(str(tmp_path))
+    found = write.read_regular_stat(tmp_path / "a.yaml")
+    assert found is not None
+    stamps.note("a.yaml", found[1], "sha-of-a")
+    stamps.save()
+    assert cache.Stamps.of_directory(str(tmp_path)).digest("a.yaml") is None
+
+
+def test_a_policy_edited_behind_its_stat_is_read_again(
+    cache_home: Path, policy_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Policy files known unchanged by their stat are not read; one edited since (its size and
+    modification time kept) is."""
+    monkeypatch.setattr(cache, "SETTLED_NS", 0)
+    out = policy_copy.parent / "out"
+    cold = _render(policy_copy, out)
+    assert _render(policy_copy, out) == cold == _render(policy_copy, out)  # read and noted, then by stat
+    app = policy_copy / "cache-app.yaml"
+    _same_size_edit(app, app.read_bytes().replace(b"memory: 256Mi", b"memory: 257Mi"))
+    assert any(b"257Mi" in data for data in _render(policy_copy, out)[1].values())

@@ -401,3 +401,23 @@ def test_a_plans_digests_follow_its_files() -> None:
     assert plan.digests()["a.yaml"] == hashlib.sha256(b"changed\n").hexdigest()
     assert set(plan.digests()) == {"a.yaml", "b.yaml", "c.yaml"}
     assert listed(plan) == plan.digests()  # and so is the manifest
+
+
+def test_check_reads_again_a_file_changed_since_it_was_vouched_for(
+    gen, policy_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files a check found as rendered are known by their stat next time; an edit that keeps
+    the size and puts the modification time back still changes the change time."""
+    from generator import cache
+    from tests.test_cache import _same_size_edit
+
+    monkeypatch.setattr(cache, "SETTLED_NS", 0)
+    out = tmp_path / "deploy"
+    assert gen("render", policy_copy, "--out", out).code == 0
+    assert gen("render", policy_copy, "--out", out, "--check").code == 0  # reads and vouches
+    assert gen("render", policy_copy, "--out", out, "--check").code == 0  # by stat
+    target = out / "lab/deletion-cost-lab/deployment-cache-app.yaml"
+    text = target.read_bytes()
+    _same_size_edit(target, text.replace(b"cache-app", b"cache-apq", 1))
+    run = gen("render", policy_copy, "--out", out, "--check")
+    assert run.code == 1 and "deployment-cache-app.yaml" in run.out and "modified" in run.out

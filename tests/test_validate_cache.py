@@ -132,3 +132,22 @@ def test_other_crds_given_judge_again(cache_home: Path, tmp_path: Path, monkeypa
     against = _same_as_uncached(repo, monkeypatch, crds=(given,))
     assert [p.rule for p in without.problems] == ["k8s-unknown-kind"]
     assert [p.rule for p in against.problems] == ["crd-schema"]
+
+
+def test_a_file_edited_behind_its_stat_is_judged_again(
+    cache_home: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files judged before and unchanged by their stat are not read; one edited since (its size
+    and modification time kept) is."""
+    from tests.test_cache import _same_size_edit
+
+    monkeypatch.setattr(cache, "SETTLED_NS", 0)
+    settings = repo / "apps" / "settings.yaml"
+    settings.write_text(
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: apps}\ndata: {a: "1"}\n'
+    )
+    before = _same_as_uncached(repo, monkeypatch)
+    assert _same_as_uncached(repo, monkeypatch) == before == _same_as_uncached(repo, monkeypatch)
+    _same_size_edit(settings, settings.read_bytes().replace(b'{a: "1"}', b"{a: 1.5}"))
+    after = _same_as_uncached(repo, monkeypatch)
+    assert [p for p in after.problems if p.file.endswith("settings.yaml")] and after != before

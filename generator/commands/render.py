@@ -89,7 +89,7 @@ def _check(out: Path, plans: list[DirPlan], fmt: str, warnings: list[Problem]) -
                     "generated file would overwrite a file gen does not own",
                 )
             )
-        for rel, state in write.drift(directory, wanted).paths():
+        for rel, state in write.drift(directory, wanted, plan.digests()).paths():
             problems.append(
                 Problem(
                     f"{out}/{plan.reldir}/{rel}",

@@ -757,14 +757,16 @@ def _validate_files(
     results: list[FileResult | None] = [None] * len(files)
     keys: list[str | None] = [None] * len(files)  # each file's key, once read for a lookup
     if kept is not None and kept.stored:
+        stamps = gen_cache.Stamps("", kept.name)
         for i, file in enumerate(files):
-            keys[i] = key = gen_cache.file_key(*file)
+            keys[i] = key = gen_cache.file_key(*file, stamps)
             plain = kept.stored.get(key) if key is not None else None
             if key is None or plain is None:
                 continue
             with contextlib.suppress(TypeError, ValueError, IndexError):  # an entry that does not read
                 results[i] = _result_from_plain(plain)
                 kept.kept[key] = plain
+        stamps.save()
     todo = [i for i, result in enumerate(results) if result is None]
     processes = parallel.workers(len(todo))
     if processes > 1:

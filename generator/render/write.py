@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from generator import parallel
+from generator import cache, parallel
 from generator.errors import GeneratorError
 from generator.layout import MANIFEST_FILE
 
@@ -138,7 +138,13 @@ def is_safe_rel(rel: str) -> bool:
 
 
 def read_regular(path: str | Path) -> bytes | None:
-    """A regular file's bytes; None when there is none (missing, a symlink, a directory...).
+    """A regular file's bytes; None when there is none (missing, a symlink, a directory...)."""
+    found = read_regular_stat(path)
+    return None if found is None else found[0]
+
+
+def read_regular_stat(path: str | Path) -> tuple[bytes, os.stat_result] | None:
+    """A regular file's bytes and its stat from before they were read; None when there is none.
 
     Plain os calls, one open, one fstat and (for a file that does not change meanwhile) one
     read: pathlib's three stats per file, and then Python's file objects, were most of checking
@@ -160,7 +166,7 @@ def read_regular(path: str | Path) -> bytes | None:
             while chunk := os.read(fd, 1 << 16):
                 chunks.append(chunk)
             data = b"".join(chunks)
-        return data
+        return data, info
     finally:
         os.close(fd)
 
@@ -171,18 +177,28 @@ def collisions(directory: Path, wanted: dict[str, bytes]) -> list[str]:
     return sorted(rel for rel in wanted if rel not in owned and rel != MANIFEST_FILE and (directory / rel).exists())
 
 
-def drift(directory: Path, wanted: dict[str, bytes]) -> Drift:
-    """How directory differs from wanted (a plan's with_manifest())."""
+def drift(directory: Path, wanted: dict[str, bytes], digests: dict[str, str] | None = None) -> Drift:
+    """How directory differs from wanted (a plan's with_manifest()). With the SHA-256 of the
+    wanted files (the plan's digests()), a file whose stat says it still holds what a run
+    before read is not read again."""
     result = Drift()
+    stamps = cache.Stamps.of_directory(str(directory)) if digests is not None else None
     for rel, data in sorted(wanted.items()):
-        current = read_regular(os.path.join(directory, rel))  # a string: a Path per file cost as much as reading it
-        if current is None:
+        digest = digests.get(rel) if digests is not None else None
+        if stamps is not None and digest is not None and stamps.digest(rel) == digest:
+            continue
+        found = read_regular_stat(os.path.join(directory, rel))  # a string: a Path per file cost as much as reading it
+        if found is None:
             result.missing.append(rel)
-        elif current != data:
+        elif found[0] != data:
             result.modified.append(rel)
+        elif stamps is not None and digest is not None:
+            stamps.note(rel, found[1], digest)
     for rel in sorted(_owned_with_manifest(directory)):
         if rel not in wanted and (directory / rel).exists():
             result.stale.append(rel)
+    if stamps is not None:
+        stamps.save()
     return result
 
 
@@ -381,7 +397,7 @@ def write_all(out: Path, plans: list[DirPlan]) -> list[str]:
         if directory.exists() and not directory.is_dir():
             raise GeneratorError(f"{directory} exists and is not a directory")
         if directory.is_dir():
-            found = drift(directory, wanted[plan.reldir])
+            found = drift(directory, wanted[plan.reldir], plan.digests())
             if not found.paths():
                 continue
             clash = collisions(directory, wanted[plan.reldir])
