@@ -82,23 +82,29 @@ def _definitions(paths: tuple[Path, ...]) -> list[tuple[object, str]]:
 def render(options: RenderOptions) -> RenderResult:
     """Everything but the write: plans per directory, or problems.
 
-    Targets are independent, so large runs render them in worker processes, one target each;
-    with fewer targets than CPUs, the targets go one after another, each target's policies
-    and objects over all CPUs. Results are collected in order, so the output does not depend
-    on scheduling or on the number of processes.
+    A target whose output holds its render, made from the same inputs, is taken whole from
+    the run that rendered it. The others are independent, so large runs render them in worker
+    processes, one target each; with fewer targets than CPUs, the targets go one after another,
+    each target's policies and objects over all CPUs. Results are collected in order, so the
+    output does not depend on scheduling or on the number of processes.
     """
     targets, problems = _checked_targets(options.policy_dir, options.targets, _prepare_render)
     from generator.render import plan  # imported already by _prepare_render, where loading forked
 
     result = RenderResult(problems)
-    job = partial(plan.render_and_plan, out=options.out, definitions=_definitions(options.crds))
-    processes = parallel.workers(sum(len(t.policies) for t in targets))
-    if len(targets) >= processes:
-        outcomes = parallel.map_in_order(job, targets, processes, weight=lambda target: len(target.policies))
+    definitions = _definitions(options.crds)
+    outcomes = {id(t): kept for t in targets if (kept := plan.up_to_date(t, options.out, definitions)) is not None}
+    todo = [t for t in targets if id(t) not in outcomes]
+    job = partial(plan.render_and_plan, out=options.out, definitions=definitions)
+    processes = parallel.workers(sum(len(t.policies) for t in todo))
+    if len(todo) >= processes:
+        done = parallel.map_in_order(job, todo, processes, weight=lambda target: len(target.policies))
     else:
-        outcomes = [job(t, processes=parallel.workers(len(t.policies))) for t in targets]
+        done = [job(t, processes=parallel.workers(len(t.policies))) for t in todo]
+    outcomes.update(zip(map(id, todo), done, strict=True))
     rendered: list[tuple[str, Problem]] = []
-    for target, (plans, found, changes) in zip(targets, outcomes, strict=True):
+    for target in targets:
+        plans, found, changes = outcomes[id(target)]
         result.plans.extend(plans)
         result.changes.extend(changes)
         rendered += [(target.name, problem) for problem in found]

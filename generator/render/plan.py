@@ -148,6 +148,14 @@ def _plan_target(render: TargetRender) -> tuple[write.DirPlan, list[Problem], di
 Outcome = tuple[list[write.DirPlan], list[Problem], list["sync.Change"]]
 
 
+def up_to_date(target: Target, out: Path, definitions: Sequence[tuple[Any, str]] = ()) -> Outcome | None:
+    """The target's outcome as render_and_plan left it, when nothing it is made from changed
+    and out holds that render (so a sync changes nothing); None otherwise."""
+    reuse = Reuse.of(target)
+    kept = reuse.up_to_date(target, out, definitions) if reuse is not None else None
+    return None if kept is None else (*kept, [])
+
+
 def render_and_plan(
     target: Target,
     out: Path | None,
@@ -161,10 +169,6 @@ def render_and_plan(
     without the checks across all of the target's objects (`gen lint` of a few files).
     `processes`: how many the target's policies and objects are spread over."""
     reuse = Reuse.of(target) if out is not None and only is None else None
-    if reuse is not None and out is not None:
-        kept = reuse.up_to_date(target, out, definitions)
-        if kept is not None:
-            return *kept, []  # out holds the target's render: a sync changes nothing
     rendered, problems = render_target(target, only, processes, reuse)
     settled = links.settle(rendered.manifests)
     plugins = _declared_plugins(target)
