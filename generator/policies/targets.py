@@ -66,6 +66,7 @@ def resolve_targets(
     problems: list[Problem] = []
     targets: list[Target] = []
     dirs: dict[str, Policy] = {}
+    selected: set[int] = set()  # id() of every policy some target selects
     for tp in sorted(declared, key=lambda p: p.name):
         spec = tp.spec
         target = Target(
@@ -82,7 +83,8 @@ def resolve_targets(
             pod_labels=spec.get("podLabels", {}),
             pod_security={ns: str(v.get("podSecurity", "restricted")) for ns, v in spec.get("namespaces", {}).items()},
         )
-        target.policies = [p for p in others if _selects(target, p)]
+        target.policies = _selected(target, others)
+        selected.update(map(id, target.policies))
         problems.extend(_apply_overrides(target, others, broken))
         clash = _dir_clash(target.output_dir, {GITOPS_DIR: tp, **dirs})
         if clash is not None:
@@ -97,7 +99,7 @@ def resolve_targets(
         dirs[target.output_dir] = tp
         problems.extend(_version_problems(target))
         targets.append(target)
-    problems.extend(_unselected(others, targets))
+    problems.extend(_unselected(others, targets, selected))
     if only:
         known = {t.name for t in targets}
         missing = [n for n in only if n not in known]
@@ -115,16 +117,19 @@ def _selector(target: Target) -> str:
     return f"policies labelled {labels}" if labels else "every policy"
 
 
-def _selects(target: Target, policy: Policy) -> bool:
-    return all(policy.labels.get(k) == v for k, v in target.match_labels.items())
+def _selected(target: Target, policies: list[Policy]) -> list[Policy]:
+    """The policies labelled with every one of the target's matchLabels (labels are strings,
+    so a subset of the items is exactly that)."""
+    wanted = target.match_labels.items()
+    return [policy for policy in policies if wanted <= policy.labels.items()]
 
 
-def _unselected(policies: list[Policy], targets: list[Target]) -> Iterator[Problem]:
+def _unselected(policies: list[Policy], targets: list[Target], selected: set[int]) -> Iterator[Problem]:
     """Nothing vanishes silently: a policy no target renders is said so, once."""
     if not targets or targets[0].policy.file == "<implicit>":
         return
     for policy in policies:
-        if not any(_selects(t, policy) for t in targets):
+        if id(policy) not in selected:
             selectors = "; ".join(f"{t.name} selects {_selector(t)}" for t in targets)
             yield policy.doc.problem(
                 ("metadata",),
