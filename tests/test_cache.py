@@ -246,3 +246,59 @@ def test_a_policy_edited_behind_its_stat_is_read_again(
     app = policy_copy / "cache-app.yaml"
     _same_size_edit(app, app.read_bytes().replace(b"memory: 256Mi", b"memory: 257Mi"))
     assert any(b"257Mi" in data for data in _render(policy_copy, out)[1].values())
+
+
+TWO_TARGETS = """apiVersion: gen/v1alpha1
+kind: Target
+metadata: {name: east}
+---
+apiVersion: gen/v1alpha1
+kind: Target
+metadata: {name: west}
+spec: {kubernetesVersion: "1.34"}
+"""
+
+COST = """apiVersion: gen/v1alpha1
+kind: DeletionCostPolicy
+metadata: {name: %s}
+"""
+
+CLAIMING = """apiVersion: gen/v1alpha1
+kind: Manifests
+metadata: {name: team}
+spec:
+  files: [../manifests/]
+"""
+
+
+def _checked(policies: Path, monkeypatch: pytest.MonkeyPatch, cached: bool = True) -> list[object]:
+    from generator.policies.validate import check_policies, load_policies
+
+    with monkeypatch.context() as scoped:
+        if not cached:
+            scoped.setenv("GEN_NO_CACHE", "1")
+        cache.directory.cache_clear()
+        found = check_policies(load_policies([policies])[0])[1]
+    cache.directory.cache_clear()
+    return sorted(found)
+
+
+def test_each_targets_checks_are_kept_under_what_it_is_made_from(
+    cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two targets in one file selecting the same policies are two entries; a file a Manifests
+    policy claims is part of its target, broken or not."""
+    policies, claimed = tmp_path / "policies", tmp_path / "manifests"
+    policies.mkdir()
+    claimed.mkdir()
+    (policies / "targets.yaml").write_text(TWO_TARGETS)
+    (policies / "costs.yaml").write_text(COST % "one" + "---\n" + COST % "two")
+    (policies / "team.yaml").write_text(CLAIMING)
+    (claimed / "settings.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\ndata: [\n")
+    monkeypatch.chdir(tmp_path)
+    uncached = _checked(Path("policies"), monkeypatch, cached=False)
+    assert {t for p in uncached if p.rule == "cost-policy-single" for t in p.targets} == {"east", "west"}
+    assert uncached == _checked(Path("policies"), monkeypatch) == _checked(Path("policies"), monkeypatch)
+    (claimed / "settings.yaml").write_text("apiVersion: v1\nkind: ConfigMap\n\nmetadata: {name: s}\ndata: [\n")
+    moved = _checked(Path("policies"), monkeypatch, cached=False)
+    assert moved != uncached and moved == _checked(Path("policies"), monkeypatch)  # the finding's line moved

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import marshal
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from generator.kube import api_versions
 from generator.kube.api_versions import DEFAULT_VERSION
 from generator.layout import GITOPS_DIR
-from generator.policies import overrides
+from generator.policies import manifests, overrides
 from generator.policies.policy import Policy, build_policy
 from generator.problems import Problem, Severity
 from generator.yamlio.load import Document, SourceMap
@@ -38,6 +42,35 @@ class Target:
     def versions(self) -> tuple[str, ...]:
         """The versions its output is validated for: the cluster's, and the next one if set."""
         return (self.kubernetes_version, self.upgrade_to) if self.upgrade_to else (self.kubernetes_version,)
+
+    @cached_property
+    def made_from(self) -> bytes:
+        """What a target's checks and render read, as a cache key's bytes (gen's code aside): its
+        settings, its Target file (overrides included), each policy's kind, name, place and file,
+        and what its Manifests policies read from the files they claim. ValueError for a value
+        marshal does not know."""
+        texts: dict[str, bytes] = {}
+
+        def text(doc: Document) -> bytes:  # the key loading read its file under, else the file's SHA-256
+            if doc.digest:
+                return doc.digest.encode()
+            if doc.file not in texts:
+                texts[doc.file] = hashlib.sha256(doc.text.encode()).digest()
+            return texts[doc.file]
+
+        settings = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        for own in ("policy", "policies", "_by_kind"):
+            del settings[own]
+        parts = [marshal.dumps(sorted(settings.items()), 0), text(self.policy.doc)]  # version 0: the value alone
+        for policy in self.policies:
+            doc = policy.doc
+            written = doc.written if isinstance(doc, overrides.OverlaidDocument) else doc
+            parts += [marshal.dumps((policy.kind, policy.name, doc.file, doc.index), 0), text(written)]
+            if policy.kind == "Manifests":  # its objects, and what is wrong with the files that hold none
+                objects, problems = manifests.load(policy)
+                parts += [text(raw.doc) for raw in objects if raw.doc is not doc]
+                parts.append(marshal.dumps([p.to_plain() for p in problems], 0))
+        return hashlib.sha256(b"\0".join(parts)).digest()
 
     def of_kind(self, kind: str) -> tuple[Policy, ...]:
         """The target's policies of one kind; indexed once, since rules ask per policy (a

@@ -106,6 +106,9 @@ def load_policies(
             loaded.append(next(fresh))
             if key is not None:
                 bundle.kept[key] = _built_to_plain(loaded[-1])
+        for policy, _ in loaded[-1]:
+            if policy is not None and key is not None:
+                policy.doc.digest = key  # what later caches key on, instead of hashing the text again
     bundle.save()
     built = [item for found in loaded for item in found]
     real = {name: path for path, name in files}
@@ -136,9 +139,42 @@ def check_policies(
     """Stage 2b: targets and cross-policy rules (each problem reported once); `broken` names
     the policies that failed to load, whose own findings say why."""
     targets, problems = resolve_targets(policies, only, broken)
-    found = [(target.name, problem) for target in targets for problem in rules.check_target(target)]
+    found = [
+        (target.name, problem) for target, checked in zip(targets, _checks(targets), strict=True) for problem in checked
+    ]
     held = [p for p in per_target(found, len(targets)) if replace(p, targets=()) not in problems]
     return targets, problems + held
+
+
+# The findings of each target's rules, under what the target is made from: a target none of
+# whose policies changed is not checked again.
+_CHECKS = "checks"
+_KEPT_CHECKS = 32  # working directories (and gen builds) remembered, the least recently used going first
+
+
+def _checks(targets: list[Target]) -> list[list[Problem]]:
+    """rules.check_target of each target, taken from the run before where nothing it reads changed."""
+    if cache.directory(_CHECKS) is None:
+        return [rules.check_target(target) for target in targets]
+    bundle = cache.Bundle(_CHECKS, cache.key(cache.code() + os.getcwd().encode()), keep=_KEPT_CHECKS)
+    found = []
+    for target in targets:
+        try:
+            key: str | None = cache.key(target.made_from)
+        except ValueError:  # a value marshal does not know, in the target's settings
+            key = None
+        checked = None
+        if key is not None and key in bundle.stored:
+            with contextlib.suppress(TypeError, ValueError):  # an entry that does not read
+                checked = [Problem.from_plain(p) for p in bundle.stored[key]]
+                bundle.kept[key] = bundle.stored[key]
+        if checked is None:
+            checked = rules.check_target(target)
+            if key is not None:
+                bundle.kept[key] = [p.to_plain() for p in checked]
+        found.append(checked)
+    bundle.save()
+    return found
 
 
 class Linted(NamedTuple):

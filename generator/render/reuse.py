@@ -91,6 +91,9 @@ class Reuse:
         return self._text(doc.written if isinstance(doc, OverlaidDocument) else doc)
 
     def _text(self, doc: Document) -> bytes:
+        """What names a document's file and text: the key loading read it under, else its SHA-256."""
+        if doc.digest:
+            return doc.digest.encode()
         digest = self._files.get(doc.file)
         if digest is None:
             digest = self._files[doc.file] = hashlib.sha256(doc.text.encode()).digest()
@@ -173,17 +176,10 @@ class Reuse:
 
     def _whole(self, target: Target, out: Path, definitions: Sequence[tuple[Any, str]]) -> str | None:
         """What a whole target's outcome is made from, but the render committed in out."""
-        made_from = [self._target, str(out).encode()]
-        for policy in target.policies:
-            doc = policy.doc
-            made_from += [cache.stable_bytes((policy.kind, policy.name, doc.file, doc.index)), self._file(policy)]
-            if policy.kind == "Manifests" and policy.loaded is not None:  # the files it claims
-                made_from += [self._text(raw.doc) for raw in policy.loaded[0] if raw.doc is not doc]
         try:
-            made_from.append(cache.stable_bytes(list(definitions)))
-        except ValueError:  # a value marshal does not know (in a team's CRD)
+            return cache.key(b"\0".join([target.made_from, str(out).encode(), cache.stable_bytes(list(definitions))]))
+        except ValueError:  # a value marshal does not know (in the target's settings or a team's CRD)
             return None
-        return cache.key(b"\0".join(made_from))
 
     @cached_property
     def _up_to_date(self) -> cache.Bundle:

@@ -86,6 +86,7 @@ class Document:
     _text: str = field(default="", repr=False)
     kube: bool = False  # read as Kubernetes reads manifests, not by gen's policy rules
     _file_sources: FileSources | None = field(default=None, repr=False, compare=False)
+    digest: str = field(default="", repr=False, compare=False)  # its file's name and text as a cache key, once read
 
     @property
     def text(self) -> str:
