@@ -105,6 +105,12 @@ def file_key(path: str, name: str, stamps: Stamps | None = None) -> str | None:
     return found
 
 
+def target_name(*where: str) -> str:
+    """The name of a target's entries: gen's code, the working directory (findings name files
+    from it) and where the target is written."""
+    return key(code() + "\0".join([os.getcwd(), *where]).encode())
+
+
 @cache
 def code() -> bytes:
     """gen's own code as the cache sees it: every file of the package by path, size and

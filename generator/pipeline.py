@@ -19,6 +19,7 @@ from generator.problems import Problem, Severity, has_errors, per_target
 
 if TYPE_CHECKING:
     from generator.preview.sync import Change
+    from generator.render.plan import Outcome
     from generator.render.templates import TargetRender
     from generator.render.write import DirPlan
 
@@ -74,6 +75,8 @@ def _prepare_render() -> None:
 
 def _definitions(paths: tuple[Path, ...]) -> list[tuple[object, str]]:
     """The CRDs under paths, read once here for every target (and the workers forked next)."""
+    if not paths:
+        return []
     from generator.kube import crds
 
     return crds.stored(paths)[0]
@@ -89,19 +92,25 @@ def render(options: RenderOptions) -> RenderResult:
     output does not depend on scheduling or on the number of processes.
     """
     targets, problems = _checked_targets(options.policy_dir, options.targets, _prepare_render)
-    from generator.render import plan  # imported already by _prepare_render, where loading forked
+    from generator.render import up_to_date
 
     result = RenderResult(problems)
     definitions = _definitions(options.crds)
-    outcomes = {id(t): kept for t in targets if (kept := plan.up_to_date(t, options.out, definitions)) is not None}
+    outcomes: dict[int, Outcome] = {}
+    for target in targets:
+        if (kept := up_to_date.taken(target, options.out, definitions)) is not None:
+            outcomes[id(target)] = (*kept, [])  # out holds the target's render: a sync changes nothing
     todo = [t for t in targets if id(t) not in outcomes]
-    job = partial(plan.render_and_plan, out=options.out, definitions=definitions)
-    processes = parallel.workers(sum(len(t.policies) for t in todo))
-    if len(todo) >= processes:
-        done = parallel.map_in_order(job, todo, processes, weight=lambda target: len(target.policies))
-    else:
-        done = [job(t, processes=parallel.workers(len(t.policies))) for t in todo]
-    outcomes.update(zip(map(id, todo), done, strict=True))
+    if todo:
+        from generator.render import plan  # imported already by _prepare_render where loading forked
+
+        job = partial(plan.render_and_plan, out=options.out, definitions=definitions)
+        processes = parallel.workers(sum(len(t.policies) for t in todo))
+        if len(todo) >= processes:
+            done = parallel.map_in_order(job, todo, processes, weight=lambda target: len(target.policies))
+        else:
+            done = [job(t, processes=parallel.workers(len(t.policies))) for t in todo]
+        outcomes.update(zip(map(id, todo), done, strict=True))
     rendered: list[tuple[str, Problem]] = []
     for target in targets:
         plans, found, changes = outcomes[id(target)]

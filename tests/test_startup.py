@@ -52,6 +52,12 @@ def test_render_and_validate_of_valid_input_skip_the_reference_validator(tmp_pat
     assert imported("validate", out) == (0, [])
 
 
+def test_a_check_of_an_output_that_holds_its_render_renders_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "deploy"
+    assert imported("render", POLICIES, "--out", out)[0] == 0
+    assert imported("render", POLICIES, "--out", out, "--check") == (0, [])  # every target taken whole
+
+
 @pytest.mark.parametrize(
     "command",
     [

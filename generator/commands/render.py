@@ -34,7 +34,6 @@ def run(
         report(options, fmt)
         return 1
     result = pipeline.render(options)
-    from generator.preview import sync
     from generator.render import write
 
     shown = [p for p in result.problems if p.severity > Severity.INFO]  # advice is `gen lint`'s to give
@@ -48,6 +47,8 @@ def run(
     plans = result.plans + removed
     if check:
         return _check(out, plans, fmt, shown)
+    from generator.preview import sync  # what the sync changes: not asked of a check
+
     changes = result.changes + sync.removed_directories(out, removed)
     if diff:
         text = "".join(

@@ -23,7 +23,7 @@ from generator.policies import context
 from generator.policies.policy import Policy
 from generator.policies.targets import Target
 from generator.problems import Problem, Severity, json_path
-from generator.render import links, write
+from generator.render import links, up_to_date, write
 from generator.render.reuse import Reuse
 from generator.render.templates import Manifest, TargetRender, compile_templates, render_gitops, render_target
 from generator.yamlio.serialize import dump_yaml
@@ -148,14 +148,6 @@ def _plan_target(render: TargetRender) -> tuple[write.DirPlan, list[Problem], di
 Outcome = tuple[list[write.DirPlan], list[Problem], list["sync.Change"]]
 
 
-def up_to_date(target: Target, out: Path, definitions: Sequence[tuple[Any, str]] = ()) -> Outcome | None:
-    """The target's outcome as render_and_plan left it, when nothing it is made from changed
-    and out holds that render (so a sync changes nothing); None otherwise."""
-    reuse = Reuse.of(target)
-    kept = reuse.up_to_date(target, out, definitions) if reuse is not None else None
-    return None if kept is None else (*kept, [])
-
-
 def render_and_plan(
     target: Target,
     out: Path | None,
@@ -244,7 +236,7 @@ def render_and_plan(
             changes += _changes(target.name, engines, out, gitops_plan, listed)
     if reuse is not None and out is not None:
         reuse.save()
-        reuse.keep_up_to_date(target, out, definitions, plans, problems)  # as a render finds it once written
+        up_to_date.keep(target, out, definitions, plans, problems)  # as a render finds it once written
     _LAST_RENDER[:] = [rendered, reuse, judged, settled]
     return plans, problems + against_output, changes
 

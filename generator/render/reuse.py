@@ -9,37 +9,26 @@ An object's text and findings are a function of the rendered object, what the li
 the namespaces' Pod Security levels and the CRDs. Each run keeps exactly what it rendered,
 under the SHA-256 of those inputs; everything else is rendered and judged again. Manifests
 policies, Namespaces and GitOps objects are always made anew (reading them is the work).
-
-A whole target is taken as it was when the output holds what it rendered: its files and
-findings are a function of everything above for all its policies, the files its Manifests
-policies claim, the output directory's name and the render committed there. Once out holds
-the render (its manifests say so), a sync changes nothing and no committed file is read, so
-the outcome is the same; any other change renders the target.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
-from collections.abc import Sequence
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 from generator import cache
-from generator.layout import MANIFEST_FILE
 from generator.policies import context
 from generator.policies.overrides import OverlaidDocument
 from generator.policies.policy import Policy
 from generator.policies.targets import Target
 from generator.problems import Problem
-from generator.render import templates, write
+from generator.render import templates
 from generator.render.templates import Manifest, PolicyOutput
 from generator.yamlio.load import Document
 
 _RENDERS = "renders"
-_UP_TO_DATE = "up-to-date"  # whole targets, as a run that found their output up to date left them
 _KEPT_TARGETS = 64  # targets (and gen builds) remembered, the least recently used going first:
 # more than a repository has, or a run would evict the renders its next target reads
 
@@ -62,8 +51,7 @@ class Reuse:
             return None
 
     def __init__(self, target: Target) -> None:
-        where = "\0".join([os.getcwd(), target.name, target.policy.file, target.policy.directory])
-        self._name = cache.key(cache.code() + where.encode())
+        self._name = cache.target_name(target.name, target.policy.file, target.policy.directory)
         self._files: dict[str, bytes] = {}
         settings = {f.name: getattr(target, f.name) for f in dataclasses.fields(target)}
         for own in ("policy", "policies", "_by_kind"):
@@ -173,50 +161,3 @@ class Reuse:
             for key, (rendered, judged) in self._next.items()
         }
         self._bundle.save()
-
-    def _whole(self, target: Target, out: Path, definitions: Sequence[tuple[Any, str]]) -> str | None:
-        """What a whole target's outcome is made from, but the render committed in out."""
-        try:
-            return cache.key(b"\0".join([target.made_from, str(out).encode(), cache.stable_bytes(list(definitions))]))
-        except ValueError:  # a value marshal does not know (in the target's settings or a team's CRD)
-            return None
-
-    @cached_property
-    def _up_to_date(self) -> cache.Bundle:
-        return cache.Bundle(_UP_TO_DATE, self._name, keep=_KEPT_TARGETS)
-
-    def up_to_date(
-        self, target: Target, out: Path, definitions: Sequence[tuple[Any, str]]
-    ) -> tuple[list[write.DirPlan], list[Problem]] | None:
-        """The target's directories and findings as a run that found them up to date left
-        them, if nothing they are made from changed and out still holds that render."""
-        key = self._whole(target, out, definitions)
-        entry = self._up_to_date.stored.get(key) if key is not None else None
-        if entry is None:
-            return None
-        try:
-            kept, found = entry
-            plans = []
-            for reldir, files, digests, manifest in kept:
-                if write.read_regular(write.safe_dir(out, reldir) / MANIFEST_FILE) != manifest:
-                    return None
-                plans.append(write.DirPlan.hashed(reldir, files, digests, manifest))
-            return plans, [Problem.from_plain(p) for p in found]
-        except (TypeError, ValueError, KeyError, AttributeError):  # an entry that does not read
-            return None
-
-    def keep_up_to_date(
-        self,
-        target: Target,
-        out: Path,
-        definitions: Sequence[tuple[Any, str]],
-        plans: list[write.DirPlan],
-        problems: list[Problem],
-    ) -> None:
-        """Keep the target for the next run that finds out holding this render: its
-        directories, and its findings but those about syncing over the committed render
-        (there are none once out holds it)."""
-        key = self._whole(target, out, definitions)
-        kept = [(plan.reldir, plan.files, plan.digests(), plan.with_manifest()[MANIFEST_FILE]) for plan in plans]
-        self._up_to_date.kept = {} if key is None else {key: (kept, [p.to_plain() for p in problems])}
-        self._up_to_date.save()
