@@ -184,6 +184,20 @@ def write(kind: str, name: str, value: Any) -> None:
             raise
 
 
+def keep_one(kind: str, owner: str, name: str, value: Any, keep: int) -> None:
+    """Store value under name (which starts with owner) as owner's only entry of the kind,
+    leaving at most keep entries of the kind, the least recently used going first."""
+    folder = directory(kind)
+    if folder is None:
+        return
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            if entry.name.startswith(f"{owner}-") and entry.name != name:
+                os.unlink(entry.path)
+    _prune(folder, keep - 1, spare=name)
+    write(kind, name, value)
+
+
 # A bundle (thousands of entries read together: a policy directory's files, a target's
 # render) is a folder of this many files, each entry in the file its key picks: a run that
 # changes one entry rewrites one file, not the whole bundle.
@@ -258,26 +272,35 @@ class Stamps:
     together)."""
 
     def __init__(self, base: str, name: str) -> None:
-        self._base, self._name = base, name
+        # joined by hand: os.path.join per file was a third of a lookup
+        self._prefix = os.path.join(base, "") if base else ""
+        self._name = name
         stored = read(_STAMPS, name)
         self._stored: dict[str, Any] = stored if isinstance(stored, dict) else {}
         self._kept: dict[str, Any] = {}
+        self._hits = self._misses = 0  # lookups so far that found the file as noted, and changed
 
     @classmethod
     def of_directory(cls, path: str) -> Stamps:
         return cls(path, key(os.path.realpath(path).encode()))
 
+    # A record whose first this many lookups all find their file changed is of files written
+    # since (a render rewrote them all): the rest are read without asking it.
+    STALE_AFTER = 32
+
     def digest(self, rel: str, tag: str = "") -> str | None:
         """The digest noted for the file (under tag), if its stat says it has not changed since."""
         entry = self._stored.get(f"{rel}\0{tag}")
-        if entry is None:
+        if entry is None or (self._misses >= self.STALE_AFTER and not self._hits):
             return None
         try:
-            same = _stamp(os.lstat(os.path.join(self._base, rel))) == entry[0]
+            same = _stamp(os.lstat(self._prefix + rel)) == entry[0]
         except (OSError, TypeError, IndexError):
-            return None
+            same = False
         if not same:
+            self._misses += 1
             return None
+        self._hits += 1
         self._kept[f"{rel}\0{tag}"] = entry
         return str(entry[1])
 

@@ -30,6 +30,7 @@ class RenderOptions:
     out: Path
     targets: tuple[str, ...] = ()
     crds: tuple[Path, ...] = ()  # CRD files or directories that judge custom resources in Manifests
+    written: bool = False  # the render is written into out next (not a check, diff or plan)
 
 
 @dataclass
@@ -104,7 +105,7 @@ def render(options: RenderOptions) -> RenderResult:
     if todo:
         from generator.render import plan  # imported already by _prepare_render where loading forked
 
-        job = partial(plan.render_and_plan, out=options.out, definitions=definitions)
+        job = partial(plan.render_and_plan, out=options.out, definitions=definitions, written=options.written)
         processes = parallel.workers(sum(len(t.policies) for t in todo))
         if len(todo) >= processes:
             done = parallel.map_in_order(job, todo, processes, weight=lambda target: len(target.policies))

@@ -302,3 +302,30 @@ def test_each_targets_checks_are_kept_under_what_it_is_made_from(
     (claimed / "settings.yaml").write_text("apiVersion: v1\nkind: ConfigMap\n\nmetadata: {name: s}\ndata: [\n")
     moved = _checked(Path("policies"), monkeypatch, cached=False)
     assert moved != uncached and moved == _checked(Path("policies"), monkeypatch)  # the finding's line moved
+
+
+def test_a_record_of_files_all_written_since_is_no_longer_asked(
+    cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a render rewrote a directory, every stat differs: past the first misses the
+    files are read without a stat each."""
+    from generator.render import write
+
+    monkeypatch.setattr(cache, "SETTLED_NS", 0)
+    names = [f"{i:03d}.yaml" for i in range(cache.Stamps.STALE_AFTER + 8)]
+    stamps = cache.Stamps.of_directory(str(tmp_path))
+    for name in names:
+        (tmp_path / name).write_bytes(b"kind: A\n")
+        found = write.read_regular_stat(tmp_path / name)
+        assert found is not None
+        stamps.note(name, found[1], "sha")
+    stamps.save()
+    time.sleep(0.05)
+    for name in names:
+        os.link(tmp_path / name, tmp_path / "link")  # as a render's staging does: the change time moves
+        os.unlink(tmp_path / "link")
+    stats = []
+    monkeypatch.setattr(cache.os, "lstat", lambda path: stats.append(path) or os.stat(path, follow_symlinks=False))
+    stamps = cache.Stamps.of_directory(str(tmp_path))
+    assert [stamps.digest(name) for name in names] == [None] * len(names)
+    assert len([path for path in stats if str(path).endswith(".yaml")]) == cache.Stamps.STALE_AFTER

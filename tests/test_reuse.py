@@ -124,14 +124,20 @@ def test_a_broken_entry_is_ignored_and_rewritten(
     monkeypatch.chdir(policy_copy.parent)
     cold = _same_as_uncached(Path("policies"), monkeypatch)
     assert _same_as_uncached(Path("policies"), monkeypatch) == cold  # the output is up to date: kept whole
-    shards = sorted(p for name in ("renders", "up-to-date") for p in _bundle(cache_home, name).iterdir())
-    whole = [shard.read_bytes() for shard in shards]
+    (kept,) = [p for p in cache_home.rglob("*") if p.parent.name == "up-to-date"]  # one file per target
+    entries = [*_bundle(cache_home).iterdir(), kept]  # and the renders' shards
+    whole = [entry.read_bytes() for entry in entries]
+
+    def kind_and_name(entry: Path) -> tuple[str, str]:
+        kind = entry.parent if entry.parent.name in ("renders", "up-to-date") else entry.parent.parent
+        return kind.name, entry.relative_to(kind).as_posix()
+
     for broken in (lambda data: b"\x00not marshal data", lambda data: data[: len(data) // 2]):
-        for shard, data in zip(shards, whole, strict=True):
-            if shard.parent.parent.name in kinds:
-                shard.write_bytes(broken(data))
+        for entry, data in zip(entries, whole, strict=True):
+            if kind_and_name(entry)[0] in kinds:
+                entry.write_bytes(broken(data))
         assert _same_as_uncached(Path("policies"), monkeypatch) == cold
-        assert all(cache.read(s.parent.parent.name, f"{s.parent.name}/{s.name}") is not None for s in shards)
+        assert all(cache.read(*kind_and_name(entry)) is not None for entry in entries)
 
 
 MONITOR_CRD = crd(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,7 +34,7 @@ def run(
     if isinstance(options, list):
         report(options, fmt)
         return 1
-    result = pipeline.render(options)
+    result = pipeline.render(replace(options, written=not (check or diff)))
     from generator.render import write
 
     shown = [p for p in result.problems if p.severity > Severity.INFO]  # advice is `gen lint`'s to give
@@ -79,7 +80,8 @@ def _check(out: Path, plans: list[DirPlan], fmt: str, warnings: list[Problem]) -
     for plan in plans:
         directory = write.safe_dir(out, plan.reldir)
         wanted = plan.with_manifest()
-        for rel in write.collisions(directory, wanted) if directory.is_dir() else []:
+        owned = write.owned_files(directory)  # read once for both questions
+        for rel in write.collisions(directory, wanted, owned) if directory.is_dir() else []:
             problems.append(
                 Problem(
                     f"{out}/{plan.reldir}/{rel}",
@@ -90,7 +92,7 @@ def _check(out: Path, plans: list[DirPlan], fmt: str, warnings: list[Problem]) -
                     "generated file would overwrite a file gen does not own",
                 )
             )
-        for rel, state in write.drift(directory, wanted, plan.digests()).paths():
+        for rel, state in write.drift(directory, wanted, plan.digests(), owned).paths():
             problems.append(
                 Problem(
                     f"{out}/{plan.reldir}/{rel}",

@@ -154,12 +154,14 @@ def render_and_plan(
     definitions: Sequence[tuple[Any, str]] = (),
     only: Callable[[Policy], bool] | None = None,
     processes: int = 1,
+    written: bool = False,
 ) -> Outcome:
     """Stages 3-4 for one target: its directory and, if asked, its GitOps objects' directory,
     and what syncing them changes against the render committed in out (None: no render to
     compare with, as for `gen lint`). `only` renders and judges just some policies' objects,
     without the checks across all of the target's objects (`gen lint` of a few files).
-    `processes`: how many the target's policies and objects are spread over."""
+    `processes`: how many the target's policies and objects are spread over; `written`: out
+    is made to hold this render next."""
     reuse = Reuse.of(target) if out is not None and only is None else None
     rendered, problems = render_target(target, only, processes, reuse)
     settled = links.settle(rendered.manifests)
@@ -236,7 +238,7 @@ def render_and_plan(
             changes += _changes(target.name, engines, out, gitops_plan, listed)
     if reuse is not None and out is not None:
         reuse.save()
-        up_to_date.keep(target, out, definitions, plans, problems)  # as a render finds it once written
+        up_to_date.keep(target, out, definitions, plans, problems, written)
     _LAST_RENDER[:] = [rendered, reuse, judged, settled]
     return plans, problems + against_output, changes
 

@@ -25,20 +25,21 @@ _UP_TO_DATE = "up-to-date"
 _KEPT_TARGETS = 64  # targets (and gen builds) remembered, the least recently used going first
 
 # What a target keeps: per directory (relative path, files, their SHA-256, its manifest), and
-# its findings as plain values.
+# its findings as plain values. One file per target, named by the target and the key of what
+# it was made from, so a target that changed costs one failed open.
 _Kept = tuple[list[tuple[str, dict[str, bytes], dict[str, str], bytes]], list[Any]]
 
 
-def _bundle(target: Target) -> cache.Bundle:
-    name = cache.target_name(target.name, target.policy.file, target.policy.directory)
-    return cache.Bundle(_UP_TO_DATE, name, keep=_KEPT_TARGETS)
-
-
-def _key(target: Target, out: Path, definitions: Sequence[tuple[Any, str]]) -> str | None:
+def _entry(target: Target, out: Path, definitions: Sequence[tuple[Any, str]]) -> tuple[str, str] | None:
+    """(the target's name in the cache, its entry's name); None when nothing can be kept."""
+    if cache.directory(_UP_TO_DATE) is None:
+        return None
     try:
-        return cache.key(b"\0".join([target.made_from, str(out).encode(), cache.stable_bytes(list(definitions))]))
+        made_from = [target.made_from, str(out).encode(), cache.stable_bytes(list(definitions))]
     except ValueError:  # a value marshal does not know (in the target's settings or a team's CRD)
         return None
+    name = cache.target_name(target.name, target.policy.file, target.policy.directory)
+    return name, name + "-" + cache.key(b"\0".join(made_from))
 
 
 def taken(
@@ -46,14 +47,12 @@ def taken(
 ) -> tuple[list[write.DirPlan], list[Problem]] | None:
     """The target's directories and findings as the run that rendered them left them, if
     nothing they are made from changed and out holds that render; None otherwise."""
-    if cache.directory(_UP_TO_DATE) is None:
-        return None
-    key = _key(target, out, definitions)
-    entry = _bundle(target).stored.get(key) if key is not None else None
-    if entry is None:
+    entry = _entry(target, out, definitions)
+    stored = cache.read(_UP_TO_DATE, entry[1]) if entry is not None else None
+    if stored is None:
         return None
     try:
-        kept, found = entry
+        kept, found = stored
         plans = []
         for reldir, files, digests, manifest in kept:
             if write.read_regular(write.safe_dir(out, reldir) / MANIFEST_FILE) != manifest:
@@ -64,23 +63,33 @@ def taken(
         return None
 
 
+def _holds(out: Path, plans: list[write.DirPlan]) -> bool:
+    """Whether out holds these directories, as their manifests say."""
+    return all(
+        write.read_regular(write.safe_dir(out, plan.reldir) / MANIFEST_FILE) == plan.with_manifest()[MANIFEST_FILE]
+        for plan in plans
+    )
+
+
 def keep(
     target: Target,
     out: Path,
     definitions: Sequence[tuple[Any, str]],
     plans: list[write.DirPlan],
     problems: list[Problem],
+    written: bool,
 ) -> None:
-    """Keep a target's render for the next run that finds out holding it: its directories,
-    and its findings but those about syncing over the committed render (there are none once
-    out holds it)."""
-    if cache.directory(_UP_TO_DATE) is None:
+    """Keep a target's render for the next run that finds out holding it (replacing what
+    the target kept before): its directories, and its findings but those about syncing over
+    the committed render (there are none once out holds it). Only a render that out holds,
+    or that is `written` into it next, is kept: a check that finds the output behind its
+    policies keeps nothing (the render that follows it renders the target again)."""
+    entry = _entry(target, out, definitions)
+    if entry is None or not (written or _holds(out, plans)):
         return
-    key = _key(target, out, definitions)
+    name, kept_as = entry
     kept: _Kept = (
         [(plan.reldir, plan.files, plan.digests(), plan.with_manifest()[MANIFEST_FILE]) for plan in plans],
         [p.to_plain() for p in problems],
     )
-    bundle = _bundle(target)
-    bundle.kept = {} if key is None else {key: kept}
-    bundle.save()
+    cache.keep_one(_UP_TO_DATE, name, kept_as, kept, _KEPT_TARGETS)

@@ -171,16 +171,22 @@ def read_regular_stat(path: str | Path) -> tuple[bytes, os.stat_result] | None:
         os.close(fd)
 
 
-def collisions(directory: Path, wanted: dict[str, bytes]) -> list[str]:
-    """Generated paths (a plan's with_manifest()) that would overwrite a file gen does not own."""
-    owned = owned_files(directory)
+def collisions(directory: Path, wanted: dict[str, bytes], owned: dict[str, str] | None = None) -> list[str]:
+    """Generated paths (a plan's with_manifest()) that would overwrite a file gen does not own
+    (`owned`: the directory's owned_files(), when read already)."""
+    owned = owned_files(directory) if owned is None else owned
     return sorted(rel for rel in wanted if rel not in owned and rel != MANIFEST_FILE and (directory / rel).exists())
 
 
-def drift(directory: Path, wanted: dict[str, bytes], digests: dict[str, str] | None = None) -> Drift:
+def drift(
+    directory: Path,
+    wanted: dict[str, bytes],
+    digests: dict[str, str] | None = None,
+    owned: dict[str, str] | None = None,
+) -> Drift:
     """How directory differs from wanted (a plan's with_manifest()). With the SHA-256 of the
     wanted files (the plan's digests()), a file whose stat says it still holds what a run
-    before read is not read again."""
+    before read is not read again (`owned`: the directory's owned_files(), when read already)."""
     result = Drift()
     stamps = cache.Stamps.of_directory(str(directory)) if digests is not None else None
     for rel, data in sorted(wanted.items()):
@@ -194,7 +200,7 @@ def drift(directory: Path, wanted: dict[str, bytes], digests: dict[str, str] | N
             result.modified.append(rel)
         elif stamps is not None and digest is not None:
             stamps.note(rel, found[1], digest)
-    for rel in sorted(_owned_with_manifest(directory)):
+    for rel in sorted(_owned_with_manifest(directory, owned)):
         if rel not in wanted and (directory / rel).exists():
             result.stale.append(rel)
     if stamps is not None:
@@ -202,9 +208,9 @@ def drift(directory: Path, wanted: dict[str, bytes], digests: dict[str, str] | N
     return result
 
 
-def _owned_with_manifest(directory: Path) -> list[str]:
-    owned = list(owned_files(directory))
-    return [*owned, MANIFEST_FILE] if (directory / MANIFEST_FILE).is_file() else owned
+def _owned_with_manifest(directory: Path, owned: dict[str, str] | None = None) -> list[str]:
+    listed = list(owned_files(directory) if owned is None else owned)
+    return [*listed, MANIFEST_FILE] if (directory / MANIFEST_FILE).is_file() else listed
 
 
 def unified_diff(directory: Path, wanted: dict[str, bytes], label: str) -> str:
