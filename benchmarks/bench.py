@@ -145,6 +145,11 @@ def bench_size(services: int, runs: int, baseline_files: int, kapitan: Path | No
     files = manifests(out)
     rerender = median([gen, "render", policies, "--out", out], runs)  # output exists and is unchanged
     one_change = median([gen, "render", policies, "--out", out], runs, before=lambda: _bump_image(policies))
+    check = [gen, "render", policies, "--out", out, "--check"]
+    rendered_check = median(check, runs)  # the change is rendered: the check a commit passes
+    # a change not rendered: the check that fails a commit (drift), as pre-commit and CI run it
+    stale_check = median(check, runs, before=lambda: _bump_image(policies), ok_codes=(1,))
+    run([gen, "render", policies, "--out", out])
     first_validate = median([gen, "validate", out], runs, before=_empty_cache)
     validate = median([gen, "validate", out], runs)  # the files were validated before
     print(f"\n{services} ReplicatedServices -> {len(files)} manifests over 4 targets")
@@ -154,6 +159,14 @@ def bench_size(services: int, runs: int, baseline_files: int, kapitan: Path | No
     )
     print(f"  gen render (no change)      {rerender.seconds:7.2f} s  peak {rerender.peak_mib:6.0f} MiB")
     print(f"  gen render (one changed)    {one_change.seconds:7.2f} s  peak {one_change.peak_mib:6.0f} MiB")
+    print(
+        f"  gen render --check          {rendered_check.seconds:7.2f} s  peak {rendered_check.peak_mib:6.0f} MiB"
+        "  (the change rendered: it passes)"
+    )
+    print(
+        f"  gen render --check, stale   {stale_check.seconds:7.2f} s  peak {stale_check.peak_mib:6.0f} MiB"
+        "  (a change not rendered: it fails)"
+    )
     print(
         f"  gen validate (empty cache)  {first_validate.seconds:7.2f} s"
         f"  {len(files) / first_validate.seconds:8.0f} manifests/s  peak {first_validate.peak_mib:6.0f} MiB"
