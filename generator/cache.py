@@ -253,8 +253,9 @@ def _prune(folder: Path, keep: int, spare: str) -> None:
 
 # How long after its last change a file must be read before its stat vouches for its content:
 # a change within the file system's timestamp granularity of the one before can leave every
-# time as it was, so a file read that soon is read again next time (git calls these racily clean).
-SETTLED_NS = 2_000_000_000
+# time as it was, so a file read that soon is read again next time (git calls these racily
+# clean). Longer than the coarsest granularity in use (FAT's two seconds).
+SETTLED_NS = 3_000_000_000
 _STAMPS = "stamps"
 _KEPT_STAMPS = 256  # records (directories, sets of files) remembered, the least recently used going first
 
