@@ -59,9 +59,9 @@ def _root(
         bool,
         typer.Option(
             "--no-cache",
-            help="Neither read nor write gen's cache (parsed policies, rendered and validated objects, "
-            "findings of validated files, compiled templates, CRD sources, the CEL parser); "
-            "GEN_NO_CACHE=1 does the same.",
+            help="Neither read nor write gen's cache (parsed policies, policy checks, rendered and validated "
+            "objects, whole targets, findings of validated files, the stats of files read, compiled templates, "
+            "CRD sources, the CEL parser); GEN_NO_CACHE=1 does the same.",
         ),
     ] = False,
 ) -> None:
