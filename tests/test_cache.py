@@ -329,3 +329,27 @@ def test_a_record_of_files_all_written_since_is_no_longer_asked(
     stamps = cache.Stamps.of_directory(str(tmp_path))
     assert [stamps.digest(name) for name in names] == [None] * len(names)
     assert len([path for path in stats if str(path).endswith(".yaml")]) == cache.Stamps.STALE_AFTER
+
+
+def test_a_policy_damaged_inside_its_cache_file_is_an_error_that_says_what_to_delete(
+    gen, cache_home: Path, policy_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cached policy is unpacked only when asked for, so damage inside an entry that reads
+    is found late: it is reported, with the folder to delete, not raised as a traceback."""
+    import marshal
+
+    out = tmp_path / "deploy"
+    assert gen("render", policy_copy, "--out", out).code == 0
+    (bundle,) = _bundles(cache_home, "policies")
+    for shard in bundle.iterdir():
+        entries = marshal.loads(shard.read_bytes())
+        for built in entries.values():
+            for i, (policy, found) in enumerate(built):
+                if policy is not None:
+                    built[i] = ((*policy[:-1], b"\x00damaged"), found)
+        shard.write_bytes(marshal.dumps(entries))
+    run = gen("render", policy_copy, "--out", out, "--check")
+    assert run.code == 2 and "is damaged" in run.err and str(cache_home) in run.err and "Traceback" not in run.err
+    monkeypatch.setenv("GEN_NO_CACHE", "1")  # what --no-cache sets, undone after the test
+    cache.directory.cache_clear()
+    assert gen("render", policy_copy, "--out", out, "--check").code == 0

@@ -71,9 +71,16 @@ class _PackedDocument(Document):
     def unpacked(self) -> tuple[Any, Any, str]:
         """(the policy's spec, the document's data, its file's text)."""
         if self._unpacked is None:
-            with cache.collector_paused():  # they live as long as the policy
-                self._unpacked = marshal.loads(self._packed or b"")
-            self._packed = None
+            try:
+                with cache.collector_paused():  # they live as long as the policy
+                    unpacked = marshal.loads(self._packed or b"")
+                spec, data, text = unpacked
+            except (EOFError, ValueError, TypeError) as err:  # damaged inside a cache file that reads
+                where = cache.directory("") or "gen's cache"
+                raise GeneratorError(
+                    f"the cached form of {self.file} is damaged ({err}): delete {where} (gen --no-cache runs without it)"
+                ) from err
+            self._unpacked, self._packed = (spec, data, text), None
         return self._unpacked
 
     @property
@@ -91,10 +98,11 @@ class _PackedPolicy(Policy):
     def __init__(self, kind: str, name: str, labels: dict[str, str], doc: _PackedDocument) -> None:
         self.kind, self.name, self.labels, self.doc = kind, name, labels, doc
         self.directory, self.loaded = "", None
+        self._packed = doc
 
     @property
     def spec(self) -> dict[str, Any]:  # type: ignore[override]
-        spec: dict[str, Any] = self.doc.unpacked()[0]  # type: ignore[attr-defined]
+        spec: dict[str, Any] = self._packed.unpacked()[0]
         return spec
 
 

@@ -87,12 +87,12 @@ def load_policies(
     roots = list(paths)
     files, problems = named(roots)
     caching = cache.directory(_BUILDS) is not None
-    name = _bundle_name(roots)
-    stamps = cache.Stamps("", name) if caching else None
-    keys = [cache.file_key(path, file_name, stamps) if caching else None for path, file_name in files]
+    bundle_name = _bundle_name(roots)
+    stamps = cache.Stamps("", bundle_name) if caching else None  # the policy files' stats, as last read
+    keys = [cache.file_key(path, name, stamps) if caching else None for path, name in files]
     if stamps is not None:
         stamps.save()
-    bundle = cache.Bundle(_BUILDS, name, keep=_KEPT_BUNDLES)
+    bundle = cache.Bundle(_BUILDS, bundle_name, keep=_KEPT_BUNDLES)
     stored = _stored_builds(bundle.stored)
     missing = [file for file, key in zip(files, keys, strict=True) if key not in stored]
     processes = parallel.workers(len(missing))

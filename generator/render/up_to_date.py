@@ -22,7 +22,7 @@ from generator.problems import Problem
 from generator.render import write
 
 _UP_TO_DATE = "up-to-date"
-_KEPT_TARGETS = 64  # targets (and gen builds) remembered, the least recently used going first
+_KEPT_TARGETS = 64  # targets (and gen builds) remembered, the least recently written going first
 
 # What a target keeps: per directory (relative path, files, their SHA-256, its manifest), and
 # its findings as plain values. One file per target, named by the target and the key of what
