@@ -1,9 +1,7 @@
 """Where gen keeps what it can reuse between runs: under the user's cache directory
 (`$XDG_CACHE_HOME/gen`, else `~/.cache/gen`), one folder per gen version, so nothing is ever
 trusted across versions. Everything cached is a speed-up only: a missing, unwritable or corrupt
-cache is ignored, and `gen --no-cache` or `GEN_NO_CACHE=1` turns caching off. (One exception: a
-cached policy is unpacked only when asked for, so damage inside an entry whose file still reads
-is found late; it stops the run with the folder to delete instead of being ignored.)
+cache is ignored, and `gen --no-cache` or `GEN_NO_CACHE=1` turns caching off.
 
 Entries are written to a temporary file and renamed into place, so a run reading while another
 writes sees the whole entry or none.

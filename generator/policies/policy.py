@@ -17,7 +17,7 @@ from generator import cache, schemas
 from generator.errors import GeneratorError
 from generator.problems import Problem
 from generator.schema_messages import in_words, shown
-from generator.yamlio.load import Document, Scalar, SourceMap
+from generator.yamlio.load import Document, Scalar, SourceMap, load_file
 
 if TYPE_CHECKING:
     import jsonschema
@@ -73,15 +73,20 @@ class _PackedDocument(Document):
         if self._unpacked is None:
             try:
                 with cache.collector_paused():  # they live as long as the policy
-                    unpacked = marshal.loads(self._packed or b"")
-                spec, data, text = unpacked
-            except (EOFError, ValueError, TypeError) as err:  # damaged inside a cache file that reads
-                where = cache.directory("") or "gen's cache"
-                raise GeneratorError(
-                    f"the cached form of {self.file} is damaged ({err}): delete {where} (gen --no-cache runs without it)"
-                ) from err
+                    spec, data, text = marshal.loads(self._packed or b"")
+            except (EOFError, ValueError, TypeError):  # damaged inside a cache file that reads
+                spec, data, text = self._read_again()
             self._unpacked, self._packed = (spec, data, text), None
         return self._unpacked
+
+    def _read_again(self) -> tuple[Any, Any, str]:
+        """The policy as its file gives it, as if nothing were cached (files are named from
+        the working directory)."""
+        docs, _ = load_file(self.file, self.file)
+        policy = build_policy(docs[self.index])[0] if self.index < len(docs) else None
+        if policy is None:
+            raise GeneratorError(f"{self.file} changed while gen read it; run gen again")
+        return policy.spec, policy.doc.data, policy.doc.text
 
     @property
     def data(self) -> Any:
