@@ -71,11 +71,11 @@ def _service_cluster_ips(spec: dict[str, Any], kind: str) -> Iterator[Finding]:
         where = ("spec", "clusterIPs", i) if listed else ("spec", "clusterIP")
         if ip == "None":
             if len(listed) > 1:
-                yield _error(where, "None is allowed only as the one value of clusterIPs (headless)")
+                yield _error(where, '"None" is allowed only as the one value of clusterIPs (headless)')
             continue
         address = names.ip_sloppy(str(ip))
         if address is None:
-            yield _error(where, f"{shown(ip)} must be a valid IP address or None")
+            yield _error(where, f'{shown(ip)} must be a valid IP address or "None" (headless)')
             continue
         if address.version in families:
             yield _error(where, "may specify no more than one IP for each IP family")
