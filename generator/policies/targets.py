@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import marshal
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from generator import cache
 from generator.kube import api_versions
 from generator.kube.api_versions import DEFAULT_VERSION
 from generator.layout import GITOPS_DIR
@@ -44,32 +44,30 @@ class Target:
         return (self.kubernetes_version, self.upgrade_to) if self.upgrade_to else (self.kubernetes_version,)
 
     @cached_property
+    def settings_key(self) -> bytes:
+        """Its settings (everything but its policies) as a cache key's bytes; ValueError for a
+        value marshal does not know."""
+        settings = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        for own in ("policy", "policies", "_by_kind"):
+            del settings[own]
+        return cache.stable_bytes(sorted(settings.items()))
+
+    @cached_property
     def made_from(self) -> bytes:
         """What a target's checks and render read, as a cache key's bytes (gen's code aside): its
         settings, its Target file (overrides included), each policy's kind, name, place and file,
         and what its Manifests policies read from the files they claim. ValueError for a value
         marshal does not know."""
         texts: dict[str, bytes] = {}
-
-        def text(doc: Document) -> bytes:  # the key loading read its file under, else the file's SHA-256
-            if doc.digest:
-                return doc.digest.encode()
-            if doc.file not in texts:
-                texts[doc.file] = hashlib.sha256(doc.text.encode()).digest()
-            return texts[doc.file]
-
-        settings = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        for own in ("policy", "policies", "_by_kind"):
-            del settings[own]
-        parts = [marshal.dumps(sorted(settings.items()), 0), text(self.policy.doc)]  # version 0: the value alone
+        parts = [self.settings_key, text_key(self.policy.doc, texts)]
         for policy in self.policies:
             doc = policy.doc
             written = doc.written if isinstance(doc, overrides.OverlaidDocument) else doc
-            parts += [marshal.dumps((policy.kind, policy.name, doc.file, doc.index), 0), text(written)]
+            parts += [cache.stable_bytes((policy.kind, policy.name, doc.file, doc.index)), text_key(written, texts)]
             if policy.kind == "Manifests":  # its objects, and what is wrong with the files that hold none
                 objects, problems = manifests.load(policy)
-                parts += [text(raw.doc) for raw in objects if raw.doc is not doc]
-                parts.append(marshal.dumps([p.to_plain() for p in problems], 0))
+                parts += [text_key(raw.doc, texts) for raw in objects if raw.doc is not doc]
+                parts.append(cache.stable_bytes([p.to_plain() for p in problems]))
         return hashlib.sha256(b"\0".join(parts)).digest()
 
     def of_kind(self, kind: str) -> tuple[Policy, ...]:
@@ -83,6 +81,16 @@ class Target:
             index = {kind: tuple(found) for kind, found in grouped.items()}
             self._by_kind = (len(self.policies), index)
         return index.get(kind, ())
+
+
+def text_key(doc: Document, seen: dict[str, bytes]) -> bytes:
+    """What names a document's file and text in a cache key: the key loading read the file
+    under, else the SHA-256 of its text (worked out once per file, in seen)."""
+    if doc.digest:
+        return doc.digest.encode()
+    if doc.file not in seen:
+        seen[doc.file] = hashlib.sha256(doc.text.encode()).digest()
+    return seen[doc.file]
 
 
 def _implicit_policy() -> Policy:

@@ -13,8 +13,6 @@ policies, Namespaces and GitOps objects are always made anew (reading them is th
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 from functools import cached_property
 from typing import Any
 
@@ -22,11 +20,10 @@ from generator import cache
 from generator.policies import context
 from generator.policies.overrides import OverlaidDocument
 from generator.policies.policy import Policy
-from generator.policies.targets import Target
+from generator.policies.targets import Target, text_key
 from generator.problems import Problem
 from generator.render import templates
 from generator.render.templates import Manifest, PolicyOutput
-from generator.yamlio.load import Document
 
 _RENDERS = "renders"
 _KEPT_TARGETS = 64  # targets (and gen builds) remembered, the least recently used going first:
@@ -52,11 +49,8 @@ class Reuse:
 
     def __init__(self, target: Target) -> None:
         self._name = cache.target_name(target.name, target.policy.file, target.policy.directory)
-        self._files: dict[str, bytes] = {}
-        settings = {f.name: getattr(target, f.name) for f in dataclasses.fields(target)}
-        for own in ("policy", "policies", "_by_kind"):
-            del settings[own]
-        self._target = cache.stable_bytes((sorted(settings.items()), self._file(target.policy)))
+        self._files: dict[str, bytes] = {}  # file -> its text's key, for text_key
+        self._target = target.settings_key + self._file(target.policy)
         self._judged_with = ""
         self._keys: dict[int, str] = {}  # id(policy) -> its key
         self._made: dict[int, tuple[str, int]] = {}  # id(manifest) -> (its policy's key, its index)
@@ -73,19 +67,10 @@ class Reuse:
         return self._bundle.stored
 
     def _file(self, policy: Policy) -> bytes:
-        """The SHA-256 of the text a policy was read from (an overridden policy's own file:
-        the override's text is the target's)."""
+        """What names the text a policy was read from (an overridden policy's own file: the
+        override's text is the target's)."""
         doc = policy.doc
-        return self._text(doc.written if isinstance(doc, OverlaidDocument) else doc)
-
-    def _text(self, doc: Document) -> bytes:
-        """What names a document's file and text: the key loading read it under, else its SHA-256."""
-        if doc.digest:
-            return doc.digest.encode()
-        digest = self._files.get(doc.file)
-        if digest is None:
-            digest = self._files[doc.file] = hashlib.sha256(doc.text.encode()).digest()
-        return digest
+        return text_key(doc.written if isinstance(doc, OverlaidDocument) else doc, self._files)
 
     def _key(self, policy: Policy, target: Target) -> str:
         key = self._keys.get(id(policy))

@@ -55,7 +55,7 @@ def taken(
         kept, found = stored
         plans = []
         for reldir, files, digests, manifest in kept:
-            if write.read_regular(write.safe_dir(out, reldir) / MANIFEST_FILE) != manifest:
+            if not _holds(out, reldir, manifest):
                 return None
             plans.append(write.DirPlan.hashed(reldir, files, digests, manifest))
         return plans, [Problem.from_plain(p) for p in found]
@@ -63,12 +63,9 @@ def taken(
         return None
 
 
-def _holds(out: Path, plans: list[write.DirPlan]) -> bool:
-    """Whether out holds these directories, as their manifests say."""
-    return all(
-        write.read_regular(write.safe_dir(out, plan.reldir) / MANIFEST_FILE) == plan.with_manifest()[MANIFEST_FILE]
-        for plan in plans
-    )
+def _holds(out: Path, reldir: str, manifest: bytes) -> bool:
+    """Whether out holds a directory as this manifest lists it."""
+    return write.read_regular(write.safe_dir(out, reldir) / MANIFEST_FILE) == manifest
 
 
 def keep(
@@ -85,7 +82,7 @@ def keep(
     or that is `written` into it next, is kept: a check that finds the output behind its
     policies keeps nothing (the render that follows it renders the target again)."""
     entry = _entry(target, out, definitions)
-    if entry is None or not (written or _holds(out, plans)):
+    if entry is None or not (written or all(_holds(out, p.reldir, p.with_manifest()[MANIFEST_FILE]) for p in plans)):
         return
     name, kept_as = entry
     kept: _Kept = (
