@@ -17,6 +17,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from types import TracebackType
 from typing import Any, Generic, NamedTuple, TypeVar
 
 T = TypeVar("T")
@@ -259,8 +260,53 @@ def map_in_order(
     finally:
         os.close(queue)
         for child in children:
-            if child.pid:  # not reaped: something failed before its results were read
-                os.kill(child.pid, signal.SIGKILL)
-                os.waitpid(child.pid, 0)
-            os.close(child.results)
+            _stop(child)
     return results
+
+
+def _stop(child: _Child) -> None:
+    """Kill a child not reaped (something failed before its results were read); close its file."""
+    if child.pid:
+        os.kill(child.pid, signal.SIGKILL)
+        os.waitpid(child.pid, 0)
+    os.close(child.results)
+
+
+class Beside(Generic[T, R]):
+    """fn(item) worked out in a forked process while this one goes on; `result()` waits for it.
+
+    For work that does not depend on what this process does meanwhile (a check surveys the
+    output while the policies load and render). With one CPU, or no fork, fn runs in this
+    process when its result is asked. Leaving the `with` block stops a child not asked.
+    """
+
+    def __init__(self, fn: Callable[[T], R], item: T, codec: Codec[R] | None = None) -> None:
+        self._fn, self._item, self._codec = fn, item, codec
+        self._child: _Child | None = None
+        if cpus() > 1 and hasattr(os, "fork"):
+            queue = _queue(1)
+            try:
+                self._child = _fork(fn, [item], queue, [[0]], codec)
+            finally:
+                os.close(queue)
+
+    def result(self) -> R:
+        if self._child is None:
+            return self._fn(self._item)
+        child, self._child = self._child, None
+        try:
+            [(_, value)] = child.finish(self._codec)
+        finally:
+            _stop(child)
+        result: R = value
+        return result
+
+    def __enter__(self) -> Beside[T, R]:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        if self._child is not None:
+            _stop(self._child)
+            self._child = None

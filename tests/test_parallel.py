@@ -195,3 +195,31 @@ def test_gen_workers_sets_the_process_count(monkeypatch: pytest.MonkeyPatch, val
     monkeypatch.setenv("GEN_WORKERS", value)
     available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     assert parallel.cpus() == (expected if expected is not None else available)
+
+
+def test_work_beside_is_done_in_a_child_and_sent_through_the_codec(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GEN_WORKERS", "2")
+    with parallel.Beside(_boxed, 3, BOXES) as beside:
+        box = beside.result()
+    assert box.value == {"n": 3, "square": [9]} and box.pid != os.getpid() and box.decoded
+    assert _no_children_left()
+
+
+def test_work_beside_stays_here_with_one_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GEN_WORKERS", "1")
+    with parallel.Beside(_square_with_pid, 4) as beside:
+        assert beside.result() == (16, os.getpid())
+
+
+def test_a_childs_exception_beside_is_raised_when_its_result_is_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GEN_WORKERS", "2")
+    with parallel.Beside(_fail_in_child, 9) as beside, pytest.raises(GeneratorError, match="item 9 is broken"):
+        beside.result()
+    assert _no_children_left()
+
+
+def test_work_beside_never_asked_is_stopped_and_reaped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GEN_WORKERS", "2")
+    with parallel.Beside(time.sleep, 30):
+        pass
+    assert _no_children_left()

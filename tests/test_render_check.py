@@ -421,3 +421,51 @@ def test_check_reads_again_a_file_changed_since_it_was_vouched_for(
     _same_size_edit(target, text.replace(b"cache-app", b"cache-apq", 1))
     run = gen("render", policy_copy, "--out", out, "--check")
     assert run.code == 1 and "deployment-cache-app.yaml" in run.out and "modified" in run.out
+
+
+def _hand_edit(out: Path, how: str) -> None:
+    directory = out / "lab"
+    deployment = directory / "deletion-cost-lab/deployment-cache-app.yaml"
+    if how == "modified":
+        deployment.write_text(deployment.read_text() + "# edited\n")
+    elif how == "missing":
+        deployment.unlink()
+    elif how == "a directory":
+        deployment.unlink()
+        deployment.mkdir()
+    elif how == "a symlink":
+        deployment.unlink()
+        deployment.symlink_to(directory / "kustomization.yaml")
+    elif how == "stale":
+        manifest = json.loads((directory / ".gen-manifest.json").read_text())
+        manifest["files"]["deletion-cost-lab/old.yaml"] = "0" * 64
+        (directory / ".gen-manifest.json").write_text(json.dumps(manifest))
+        (directory / "deletion-cost-lab/old.yaml").write_text("kind: Old\n")
+    elif how == "manifest gone":
+        (directory / ".gen-manifest.json").unlink()
+
+
+@pytest.mark.parametrize(
+    "how", ["unchanged", "modified", "missing", "a directory", "a symlink", "stale", "manifest gone"]
+)
+def test_drift_from_a_survey_of_out_is_drift_read_file_by_file(
+    gen, policy_copy: Path, tmp_path: Path, how: str
+) -> None:
+    """A check surveys out while its render goes on; what it finds must be what reading each
+    file after the render finds."""
+    from generator import pipeline
+    from generator.render import write
+
+    out = tmp_path / "deploy"
+    assert gen("render", policy_copy, "--out", out).code == 0
+    _hand_edit(out, how)
+    surveyed = write.survey(out)
+    plans = pipeline.render(pipeline.RenderOptions(policy_copy, out)).plans
+    assert set(surveyed) == {plan.reldir for plan in plans} - ({"lab"} if how == "manifest gone" else set())
+    for plan in plans:
+        if plan.reldir in surveyed:
+            directory = write.safe_dir(out, plan.reldir)
+            wanted, digests = plan.wanted()
+            direct = write.drift(directory, wanted, digests)
+            assert write.drift(directory, wanted, digests, now=surveyed[plan.reldir]) == direct
+    assert (gen("render", policy_copy, "--out", out, "--check").code == 0) == (how == "unchanged")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,7 +14,7 @@ from generator.problems import Problem, Severity, has_errors
 from generator.reporters import report
 
 if TYPE_CHECKING:
-    from generator.render.write import DirPlan
+    from generator.render.write import DirPlan, Held
 
 # The writer is imported where it is used: a large render imports it while policies load
 # (see generator.plan), so importing it up front would only delay that loading.
@@ -34,6 +35,26 @@ def run(
     if isinstance(options, list):
         report(options, fmt)
         return 1
+    if not check:
+        return _finish(options, diff, fmt, strict)
+    from generator import parallel
+    from generator.render import write
+
+    # what out holds does not depend on the policies: surveyed beside loading and rendering them
+    with parallel.Beside(write.survey, out, write.PLAIN_SURVEY) as surveying:
+        return _finish(options, diff, fmt, strict, surveying.result)
+
+
+def _finish(
+    options: pipeline.RenderOptions,
+    diff: bool,
+    fmt: str,
+    strict: bool,
+    surveyed: Callable[[], dict[str, Held]] | None = None,
+) -> int:
+    """The render, then its check (`surveyed`: what out holds, asked once the render passes),
+    its diff or its write."""
+    check, out, targets = surveyed is not None, options.out, options.targets
     result = pipeline.render(replace(options, written=not (check or diff)))
     from generator.render import write
 
@@ -46,8 +67,8 @@ def run(
         return 1
     removed = [] if targets else write.removals(out, result.plans)
     plans = result.plans + removed
-    if check:
-        return _check(out, plans, fmt, shown)
+    if surveyed is not None:
+        return _check(out, plans, fmt, shown, surveyed())
     from generator.preview import sync  # what the sync changes: not asked of a check
 
     changes = result.changes + sync.removed_directories(out, removed)
@@ -72,15 +93,17 @@ def run(
     return 0
 
 
-def _check(out: Path, plans: list[DirPlan], fmt: str, warnings: list[Problem]) -> int:
+def _check(out: Path, plans: list[DirPlan], fmt: str, warnings: list[Problem], now: dict[str, Held]) -> int:
+    """Drift as findings, reported together with the render's warnings in one report (`now`:
+    what each directory gen owns under out holds)."""
     from generator.render import write
 
-    """Drift as findings, reported together with the render's warnings in one report."""
     problems: list[Problem] = []
     for plan in plans:
         directory = write.safe_dir(out, plan.reldir)
-        wanted = plan.with_manifest()
-        owned = write.owned_files(directory)  # read once for both questions
+        wanted, digests = plan.wanted()
+        held = now.get(plan.reldir)
+        owned = write.owned_files(directory) if held is None else held.files
         for rel in write.collisions(directory, wanted, owned) if directory.is_dir() else []:
             problems.append(
                 Problem(
@@ -92,7 +115,7 @@ def _check(out: Path, plans: list[DirPlan], fmt: str, warnings: list[Problem]) -
                     "generated file would overwrite a file gen does not own",
                 )
             )
-        for rel, state in write.drift(directory, wanted, plan.digests(), owned).paths():
+        for rel, state in write.drift(directory, wanted, digests, owned, held).paths():
             problems.append(
                 Problem(
                     f"{out}/{plan.reldir}/{rel}",

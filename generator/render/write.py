@@ -18,7 +18,7 @@ import json
 import os
 import shutil
 import stat
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -63,13 +63,17 @@ class DirPlan:
         return listing
 
     def with_manifest(self) -> dict[str, bytes]:
+        return self.wanted()[0]
+
+    def wanted(self) -> tuple[dict[str, bytes], dict[str, str]]:
+        """with_manifest() and digests() from one pass over the files."""
         if self.remove:
-            return {}
+            return {}, {}
         listing = self.digests()
         if self._manifest is None or self._manifest[0] != listing:
             text = json.dumps({"generator": "gen", "files": listing}, indent=2) + "\n"
             self._manifest = (listing, text.encode())
-        return {**self.files, MANIFEST_FILE: self._manifest[1]}
+        return {**self.files, MANIFEST_FILE: self._manifest[1]}, listing
 
 
 @dataclass
@@ -105,14 +109,18 @@ def removals(out: Path, planned: Iterable[DirPlan]) -> list[DirPlan]:
     """Plans that empty the directories gen owns under out (they hold its manifest) but no
     longer renders: a deleted Target, or GitOps objects no longer asked for."""
     keep = {plan.reldir for plan in planned}
+    return [DirPlan(rel, remove=True) for rel in owned_directories(out) if rel not in keep]
+
+
+def owned_directories(out: Path) -> list[str]:
+    """The directories under out that gen owns (they hold its manifest), relative to out."""
     found = []
     if out.is_dir():
         for dirpath, dirnames, filenames in os.walk(out):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(STAGING_PREFIX))
             rel = Path(dirpath).relative_to(out).as_posix()
             if MANIFEST_FILE in filenames and rel != ".":
-                if rel not in keep:
-                    found.append(DirPlan(rel, remove=True))
+                found.append(rel)
                 dirnames[:] = []  # an owned directory holds no other
     return found
 
@@ -171,22 +179,67 @@ def read_regular_stat(path: str | Path) -> tuple[bytes, os.stat_result] | None:
         os.close(fd)
 
 
-def collisions(directory: Path, wanted: dict[str, bytes], owned: dict[str, str] | None = None) -> list[str]:
+def collisions(directory: Path, wanted: dict[str, bytes], owned: Collection[str] | None = None) -> list[str]:
     """Generated paths (a plan's with_manifest()) that would overwrite a file gen does not own
     (`owned`: the directory's owned_files(), when read already)."""
     owned = owned_files(directory) if owned is None else owned
     return sorted(rel for rel in wanted if rel not in owned and rel != MANIFEST_FILE and (directory / rel).exists())
 
 
+@dataclass(frozen=True)
+class Held:
+    """What a directory gen owns holds now: its manifest as written, and each file the manifest
+    lists by the SHA-256 of its content ("" where something other than a regular file is, None
+    where nothing is)."""
+
+    manifest: bytes | None
+    files: dict[str, str | None]
+
+
+def held(directory: Path) -> Held:
+    """The directory as it is, each file known by its stat where a run before read it."""
+    stamps = cache.Stamps.of_directory(str(directory))
+    files: dict[str, str | None] = {}
+    for rel in owned_files(directory):
+        digest = stamps.digest(rel)
+        if digest is None:
+            path = os.path.join(directory, rel)
+            found = read_regular_stat(path)
+            if found is None:
+                digest = "" if os.path.exists(path) else None
+            else:
+                digest = hashlib.sha256(found[0]).hexdigest()
+                stamps.note(rel, found[1], digest)
+        files[rel] = digest
+    stamps.save()
+    return Held(read_regular(directory / MANIFEST_FILE), files)
+
+
+def survey(out: Path) -> dict[str, Held]:
+    """Every directory gen owns under out, as it holds it now: what a check compares its render
+    with, independent of the policies (so it is taken while they load)."""
+    return {rel: held(safe_dir(out, rel)) for rel in owned_directories(out)}
+
+
+PLAIN_SURVEY = parallel.Codec(
+    lambda surveyed: {rel: (found.manifest, found.files) for rel, found in surveyed.items()},
+    lambda plain: {rel: Held(*found) for rel, found in plain.items()},
+)
+
+
 def drift(
     directory: Path,
     wanted: dict[str, bytes],
     digests: dict[str, str] | None = None,
-    owned: dict[str, str] | None = None,
+    owned: Collection[str] | None = None,
+    now: Held | None = None,
 ) -> Drift:
     """How directory differs from wanted (a plan's with_manifest()). With the SHA-256 of the
     wanted files (the plan's digests()), a file whose stat says it still holds what a run
-    before read is not read again (`owned`: the directory's owned_files(), when read already)."""
+    before read is not read again (`owned`: the directory's owned_files(), when read already;
+    `now`: what the directory holds, surveyed already)."""
+    if now is not None and digests is not None:
+        return _drift_from(directory, wanted, digests, now)
     result = Drift()
     stamps = cache.Stamps.of_directory(str(directory)) if digests is not None else None
     for rel, data in sorted(wanted.items()):
@@ -208,7 +261,27 @@ def drift(
     return result
 
 
-def _owned_with_manifest(directory: Path, owned: dict[str, str] | None = None) -> list[str]:
+def _drift_from(directory: Path, wanted: dict[str, bytes], digests: dict[str, str], now: Held) -> Drift:
+    """drift() against a survey: only files gen does not own are looked at again."""
+    result = Drift()
+    for rel, data in sorted(wanted.items()):
+        if rel == MANIFEST_FILE:
+            missing, same = now.manifest is None, now.manifest == data
+        elif rel in now.files:
+            missing, same = not now.files[rel], now.files[rel] == digests.get(rel)
+        else:
+            found = read_regular(os.path.join(directory, rel))
+            missing, same = found is None, found == data
+        if missing:
+            result.missing.append(rel)
+        elif not same:
+            result.modified.append(rel)
+    held_files = [*now.files, MANIFEST_FILE] if now.manifest is not None else list(now.files)
+    result.stale = sorted(rel for rel in held_files if rel not in wanted and now.files.get(rel, "") is not None)
+    return result
+
+
+def _owned_with_manifest(directory: Path, owned: Collection[str] | None = None) -> list[str]:
     listed = list(owned_files(directory) if owned is None else owned)
     return [*listed, MANIFEST_FILE] if (directory / MANIFEST_FILE).is_file() else listed
 
