@@ -469,3 +469,18 @@ def test_drift_from_a_survey_of_out_is_drift_read_file_by_file(
             direct = write.drift(directory, wanted, digests)
             assert write.drift(directory, wanted, digests, now=surveyed[plan.reldir]) == direct
     assert (gen("render", policy_copy, "--out", out, "--check").code == 0) == (how == "unchanged")
+
+
+def test_a_damaged_manifest_is_reported_by_the_check_not_by_the_survey(gen, policy_copy: Path, tmp_path: Path) -> None:
+    from generator.render import write
+
+    out = tmp_path / "deploy"
+    assert gen("render", policy_copy, "--out", out).code == 0
+    (out / "elsewhere").mkdir()
+    (out / "elsewhere/.gen-manifest.json").write_text("{not json")
+    assert "elsewhere" not in write.survey(out) and "lab" in write.survey(out)
+    run = gen("render", policy_copy, "--out", out, "--check")
+    assert run.code == 2 and "elsewhere/.gen-manifest.json is not a gen manifest" in run.err
+    (out / "lab/.gen-manifest.json").write_text("[]")
+    run = gen("render", policy_copy, "--out", out, "--check")
+    assert run.code == 2 and "lab/.gen-manifest.json is not a gen manifest" in run.err

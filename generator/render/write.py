@@ -218,7 +218,11 @@ def held(directory: Path) -> Held:
 def survey(out: Path) -> dict[str, Held]:
     """Every directory gen owns under out, as it holds it now: what a check compares its render
     with, independent of the policies (so it is taken while they load)."""
-    return {rel: held(safe_dir(out, rel)) for rel in owned_directories(out)}
+    found = {}
+    for rel in owned_directories(out):
+        with contextlib.suppress(GeneratorError):  # an unreadable one is reported when checked, if it is
+            found[rel] = held(safe_dir(out, rel))
+    return found
 
 
 PLAIN_SURVEY = parallel.Codec(
