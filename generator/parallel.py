@@ -276,14 +276,15 @@ class Beside(Generic[T, R]):
     """fn(item) worked out in a forked process while this one goes on; `result()` waits for it.
 
     For work that does not depend on what this process does meanwhile (a check surveys the
-    output while the policies load and render). With one CPU, or no fork, fn runs in this
-    process when its result is asked. Leaving the `with` block stops a child not asked.
+    output while the policies load and render). With one CPU, no fork, or too little work to
+    pay for a process (`amount`, counted as workers() counts it), fn runs in this process when
+    its result is asked. Leaving the `with` block stops a child not asked.
     """
 
-    def __init__(self, fn: Callable[[T], R], item: T, codec: Codec[R] | None = None) -> None:
+    def __init__(self, fn: Callable[[T], R], item: T, amount: int, codec: Codec[R] | None = None) -> None:
         self._fn, self._item, self._codec = fn, item, codec
         self._child: _Child | None = None
-        if cpus() > 1 and hasattr(os, "fork"):
+        if workers(amount) > 1:
             queue = _queue(1)
             try:
                 self._child = _fork(fn, [item], queue, [[0]], codec)

@@ -199,7 +199,7 @@ def test_gen_workers_sets_the_process_count(monkeypatch: pytest.MonkeyPatch, val
 
 def test_work_beside_is_done_in_a_child_and_sent_through_the_codec(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GEN_WORKERS", "2")
-    with parallel.Beside(_boxed, 3, BOXES) as beside:
+    with parallel.Beside(_boxed, 3, parallel.MIN_ITEMS, BOXES) as beside:
         box = beside.result()
     assert box.value == {"n": 3, "square": [9]} and box.pid != os.getpid() and box.decoded
     assert _no_children_left()
@@ -207,19 +207,28 @@ def test_work_beside_is_done_in_a_child_and_sent_through_the_codec(monkeypatch: 
 
 def test_work_beside_stays_here_with_one_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GEN_WORKERS", "1")
-    with parallel.Beside(_square_with_pid, 4) as beside:
+    with parallel.Beside(_square_with_pid, 4, parallel.MIN_ITEMS) as beside:
+        assert beside.result() == (16, os.getpid())
+
+
+def test_too_little_work_beside_stays_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GEN_WORKERS", "2")
+    with parallel.Beside(_square_with_pid, 4, parallel.MIN_ITEMS - 1) as beside:
         assert beside.result() == (16, os.getpid())
 
 
 def test_a_childs_exception_beside_is_raised_when_its_result_is_asked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GEN_WORKERS", "2")
-    with parallel.Beside(_fail_in_child, 9) as beside, pytest.raises(GeneratorError, match="item 9 is broken"):
+    with (
+        parallel.Beside(_fail_in_child, 9, parallel.MIN_ITEMS) as beside,
+        pytest.raises(GeneratorError, match="item 9 is broken"),
+    ):
         beside.result()
     assert _no_children_left()
 
 
 def test_work_beside_never_asked_is_stopped_and_reaped(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GEN_WORKERS", "2")
-    with parallel.Beside(time.sleep, 30):
+    with parallel.Beside(time.sleep, 30, parallel.MIN_ITEMS):
         pass
     assert _no_children_left()

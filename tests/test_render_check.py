@@ -484,3 +484,44 @@ def test_a_damaged_manifest_is_reported_by_the_check_not_by_the_survey(gen, poli
     (out / "lab/.gen-manifest.json").write_text("[]")
     run = gen("render", policy_copy, "--out", out, "--check")
     assert run.code == 2 and "lab/.gen-manifest.json is not a gen manifest" in run.err
+
+
+def test_the_directories_gen_owns_are_found_without_listing_them(tmp_path: Path) -> None:
+    from generator.layout import MANIFEST_FILE
+    from generator.render import write
+
+    out = tmp_path / "deploy"
+    for owned in ("prod", "gitops/prod", "gitops/staging", "team/a/b", "prod/nested"):
+        (out / owned).mkdir(parents=True, exist_ok=True)
+        (out / owned / MANIFEST_FILE).write_text("{}")
+    (out / "notes").mkdir()
+    (out / "notes/README.md").write_text("mine\n")
+    (out / f"{write.STAGING_PREFIX}x").mkdir()
+    (out / f"{write.STAGING_PREFIX}x" / MANIFEST_FILE).write_text("{}")
+    (out / "linked").symlink_to(out / "prod")
+    (out / "team/a/c").mkdir()
+    (out / "team/a/c" / MANIFEST_FILE).symlink_to(out / "prod" / MANIFEST_FILE)
+    assert write.owned_directories(out) == ["gitops/prod", "gitops/staging", "prod", "team/a/b", "team/a/c"]
+    assert write.owned_directories(tmp_path / "none") == []
+
+
+def test_a_check_surveys_out_in_a_process_of_its_own_only_where_out_is_large(
+    gen, policy_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from generator import parallel
+    from generator.render import write
+
+    out = tmp_path / "deploy"
+    assert gen("render", policy_copy, "--out", out).code == 0
+    monkeypatch.setenv("GEN_WORKERS", "2")
+    amounts: list[int] = []
+
+    class Recorded(parallel.Beside):  # type: ignore[type-arg]
+        def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+            super().__init__(*args, **kwargs)
+            amounts.append(args[2])
+
+    monkeypatch.setattr(write.parallel, "Beside", Recorded)
+    assert gen("render", policy_copy, "--out", out, "--check").code == 0
+    files = len(json.loads((out / "lab/.gen-manifest.json").read_text())["files"])
+    assert files < amounts[0] * 2 and amounts[0] < files * 2 and parallel.workers(amounts[0]) == 1

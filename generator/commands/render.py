@@ -37,11 +37,10 @@ def run(
         return 1
     if not check:
         return _finish(options, diff, fmt, strict)
-    from generator import parallel
     from generator.render import write
 
     # what out holds does not depend on the policies: surveyed beside loading and rendering them
-    with parallel.Beside(write.survey, out, write.PLAIN_SURVEY) as surveying:
+    with write.surveying(out) as surveying:
         return _finish(options, diff, fmt, strict, surveying.result)
 
 
