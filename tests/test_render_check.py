@@ -525,3 +525,25 @@ def test_a_check_surveys_out_in_a_process_of_its_own_only_where_out_is_large(
     assert gen("render", policy_copy, "--out", out, "--check").code == 0
     files = len(json.loads((out / "lab/.gen-manifest.json").read_text())["files"])
     assert files < amounts[0] * 2 and amounts[0] < files * 2 and parallel.workers(amounts[0]) == 1
+
+
+def test_a_survey_in_a_process_of_its_own_finds_what_one_here_finds(
+    gen, policy_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The survey's own process (forced here by counting every manifest byte as a file) sends
+    back what the check then compares: clean, then drift, reported alike."""
+    from generator.render import write
+
+    out = tmp_path / "deploy"
+    assert gen("render", policy_copy, "--out", out).code == 0
+    reports = []
+    for forked in (False, True):
+        monkeypatch.setenv("GEN_WORKERS", "2")
+        monkeypatch.setattr(write, "_MANIFEST_LINE_BYTES", 1 if forked else 1 << 30)
+        clean = gen("render", policy_copy, "--out", out, "--check")
+        _hand_edit(out, "modified")
+        drifted = gen("render", policy_copy, "--out", out, "--check", "--format", "json")
+        assert gen("render", policy_copy, "--out", out).code == 0
+        reports.append((clean.code, drifted.code, json.loads(drifted.out)))
+    assert reports[0] == reports[1] and reports[0][:2] == (0, 1)
+    assert {p["rule"] for p in reports[0][2]} >= {"drift-modified"}
