@@ -443,10 +443,23 @@ def _hand_edit(out: Path, how: str) -> None:
         (directory / "deletion-cost-lab/old.yaml").write_text("kind: Old\n")
     elif how == "manifest gone":
         (directory / ".gen-manifest.json").unlink()
+    elif how == "a target gone, its manifest a symlink":
+        (out / "gone").mkdir()
+        (out / "gone/.gen-manifest.json").symlink_to(directory / ".gen-manifest.json")
 
 
 @pytest.mark.parametrize(
-    "how", ["unchanged", "modified", "missing", "a directory", "a symlink", "stale", "manifest gone"]
+    "how",
+    [
+        "unchanged",
+        "modified",
+        "missing",
+        "a directory",
+        "a symlink",
+        "stale",
+        "manifest gone",
+        "a target gone, its manifest a symlink",
+    ],
 )
 def test_drift_from_a_survey_of_out_is_drift_read_file_by_file(
     gen, policy_copy: Path, tmp_path: Path, how: str
@@ -460,7 +473,8 @@ def test_drift_from_a_survey_of_out_is_drift_read_file_by_file(
     assert gen("render", policy_copy, "--out", out).code == 0
     _hand_edit(out, how)
     surveyed = write.survey(out)
-    plans = pipeline.render(pipeline.RenderOptions(policy_copy, out)).plans
+    rendered = pipeline.render(pipeline.RenderOptions(policy_copy, out)).plans
+    plans = rendered + write.removals(out, rendered)
     assert set(surveyed) == {plan.reldir for plan in plans} - ({"lab"} if how == "manifest gone" else set())
     for plan in plans:
         if plan.reldir in surveyed:

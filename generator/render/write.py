@@ -306,8 +306,9 @@ def _drift_from(directory: Path, wanted: dict[str, bytes], digests: dict[str, st
             result.missing.append(rel)
         elif not same:
             result.modified.append(rel)
-    held_files = [*now.files, MANIFEST_FILE] if now.manifest is not None else list(now.files)
-    result.stale = sorted(rel for rel in held_files if rel not in wanted and now.files.get(rel, "") is not None)
+    for rel in sorted(_owned_with_manifest(directory, now.files)):
+        if rel not in wanted and now.files.get(rel, "") is not None:  # the manifest: is_file() said it is there
+            result.stale.append(rel)
     return result
 
 
