@@ -500,7 +500,7 @@ def test_a_damaged_manifest_is_reported_by_the_check_not_by_the_survey(gen, poli
     assert run.code == 2 and "lab/.gen-manifest.json is not a gen manifest" in run.err
 
 
-def test_the_directories_gen_owns_are_found_without_listing_them(tmp_path: Path) -> None:
+def test_the_directories_gen_owns_are_those_holding_its_manifest(tmp_path: Path) -> None:
     from generator.layout import MANIFEST_FILE
     from generator.render import write
 

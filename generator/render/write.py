@@ -113,29 +113,15 @@ def removals(out: Path, planned: Iterable[DirPlan]) -> list[DirPlan]:
 
 
 def owned_directories(out: Path) -> list[str]:
-    """The directories under out that gen owns (they hold its manifest), relative to out, in
-    path order. An owned directory holds no other, so it is never listed (20,000 entries of a
-    large target's directory cost more than the rest of the walk)."""
-    found: list[str] = []
-
-    def visit(directory: str, rel: str) -> None:
-        names: list[str] = []
-        with contextlib.suppress(OSError), os.scandir(directory) as listing:
-            names = sorted(
-                entry.name
-                for entry in listing
-                if entry.is_dir(follow_symlinks=False) and not entry.name.startswith(STAGING_PREFIX)
-            )
-        for name in names:
-            path, inner = os.path.join(directory, name), f"{rel}/{name}" if rel else name
-            manifest = os.path.join(path, MANIFEST_FILE)
-            if os.path.lexists(manifest) and not os.path.isdir(manifest):
-                found.append(inner)
-            else:
-                visit(path, inner)
-
+    """The directories under out that gen owns (they hold its manifest), relative to out."""
+    found = []
     if out.is_dir():
-        visit(str(out), "")
+        for dirpath, dirnames, filenames in os.walk(out):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(STAGING_PREFIX))
+            rel = Path(dirpath).relative_to(out).as_posix()
+            if MANIFEST_FILE in filenames and rel != ".":
+                found.append(rel)
+                dirnames[:] = []  # an owned directory holds no other
     return found
 
 
