@@ -626,3 +626,20 @@ def test_an_unknown_kind_of_any_shape_is_only_warned_about(gen, tmp_path: Path) 
     path.write_text("apiVersion: example.com/v1\nkind: Gadget\nmetadata: 1\nspec: [1, 2]\n")
     run = gen("validate", path)
     assert run.code == 0 and [f[2] for f in findings(run.out)] == ["k8s-unknown-kind"], run.out
+
+
+def test_a_crd_whose_root_properties_are_no_mapping_is_no_crash(gen, tmp_path: Path) -> None:
+    """Found by the fuzz: the root schema's properties read as a mapping to find metadata's."""
+    definition = tmp_path / "crd.yaml"
+    definition.write_text(
+        crd("example.com", "Widget", "{type: object}").replace(
+            "properties:\n          spec: {type: object}", "properties: 1"
+        )
+    )
+    (tmp_path / "cr.yaml").write_text(
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: default}\n"
+    )
+    run = gen("validate", tmp_path / "cr.yaml", "--crds", definition)
+    assert run.code in (0, 1) and "Traceback" not in run.err, run.err
+    among = gen("validate", definition, tmp_path / "cr.yaml")
+    assert among.code == 1 and "crd.yaml:15:21: error k8s-schema" in among.out, among.out

@@ -114,7 +114,7 @@ def _root_schema(schema: dict[str, Any], api: str, kind: str) -> dict[str, Any]:
     props = root.setdefault("properties", {})
     props["apiVersion"] = {"type": "string", "const": api}
     props["kind"] = {"type": "string", "const": kind}
-    own = (schema.get("properties") or {}).get("metadata")
+    own = _mapping(schema.get("properties")).get("metadata")
     restricted = isinstance(own, dict) and own.get("properties")
     # ObjectMeta's fields, and the name and generateName constraints a CRD may add
     props["metadata"] = {"allOf": [_metadata_schema(), json_schema(own, False)]} if restricted else _metadata_schema()
