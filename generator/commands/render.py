@@ -101,9 +101,8 @@ def _check(out: Path, plans: list[DirPlan], fmt: str, warnings: list[Problem], n
     for plan in plans:
         directory = write.safe_dir(out, plan.reldir)
         wanted, digests = plan.wanted()
-        held = now.get(plan.reldir)
-        owned = write.owned_files(directory) if held is None else held.files
-        for rel in write.collisions(directory, wanted, owned) if directory.is_dir() else []:
+        held = now.get(plan.reldir) or write.held(directory)
+        for rel in write.collisions(directory, wanted, held.files) if directory.is_dir() else []:
             problems.append(
                 Problem(
                     f"{out}/{plan.reldir}/{rel}",
@@ -114,7 +113,7 @@ def _check(out: Path, plans: list[DirPlan], fmt: str, warnings: list[Problem], n
                     "generated file would overwrite a file gen does not own",
                 )
             )
-        for rel, state in write.drift(directory, wanted, digests, owned, held).paths():
+        for rel, state in write.drift(directory, wanted, digests, held).paths():
             problems.append(
                 Problem(
                     f"{out}/{plan.reldir}/{rel}",

@@ -244,41 +244,14 @@ def surveying(out: Path) -> parallel.Beside[Path, dict[str, Held]]:
 
 
 def drift(
-    directory: Path,
-    wanted: dict[str, bytes],
-    digests: dict[str, str] | None = None,
-    owned: Collection[str] | None = None,
-    now: Held | None = None,
+    directory: Path, wanted: dict[str, bytes], digests: dict[str, str] | None = None, now: Held | None = None
 ) -> Drift:
-    """How directory differs from wanted (a plan's with_manifest()). With the SHA-256 of the
-    wanted files (the plan's digests()), a file whose stat says it still holds what a run
-    before read is not read again (`owned`: the directory's owned_files(), when read already;
-    `now`: what the directory holds, surveyed already)."""
-    if now is not None and digests is not None:
-        return _drift_from(directory, wanted, digests, now)
-    result = Drift()
-    stamps = cache.Stamps.of_directory(str(directory)) if digests is not None else None
-    for rel, data in sorted(wanted.items()):
-        digest = digests.get(rel) if digests is not None else None
-        if stamps is not None and digest is not None and stamps.digest(rel) == digest:
-            continue
-        found = read_regular_stat(os.path.join(directory, rel))  # a string: a Path per file cost as much as reading it
-        if found is None:
-            result.missing.append(rel)
-        elif found[0] != data:
-            result.modified.append(rel)
-        elif stamps is not None and digest is not None:
-            stamps.note(rel, found[1], digest)
-    for rel in sorted(_owned_with_manifest(directory, owned)):
-        if rel not in wanted and (directory / rel).exists():
-            result.stale.append(rel)
-    if stamps is not None:
-        stamps.save()
-    return result
-
-
-def _drift_from(directory: Path, wanted: dict[str, bytes], digests: dict[str, str], now: Held) -> Drift:
-    """drift() against a survey: only files gen does not own are looked at again."""
+    """How directory differs from wanted (a plan's with_manifest(); `digests`, the plan's
+    digests(), when known): each file gen owns as held() finds it (`now`: surveyed already),
+    each other path gen would write read again."""
+    if digests is None:
+        digests = {rel: hashlib.sha256(data).hexdigest() for rel, data in wanted.items()}
+    now = held(directory) if now is None else now
     result = Drift()
     for rel, data in sorted(wanted.items()):
         if rel == MANIFEST_FILE:
