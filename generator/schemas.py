@@ -145,23 +145,25 @@ def _fast_registry() -> jsonschema_rs.Registry:
 def validator(name: str) -> TwoTierValidator:
     """The validator of one bundled schema file, compiled once per process."""
     schema = read(name)
-    registry = _fast_registry()
-    import jsonschema_rs  # imported by _fast_registry already
-
-    fast = jsonschema_rs.validator_for(schema, registry=registry, base_uri=BUNDLED_BASE + name)
-    return TwoTierValidator(fast, lambda: _reference_validator(schema, _registry()))
+    return TwoTierValidator(
+        _fast_validator(schema, BUNDLED_BASE + name), lambda: _reference_validator(schema, _registry())
+    )
 
 
 @cache
 def definition_validator(name: str, definition: str) -> TwoTierValidator:
     """The validator of one `$defs` entry of a bundled schema file, compiled once per process."""
     schema = {"$ref": f"{name}#/$defs/{definition}"}
-    registry = _fast_registry()
-    import jsonschema_rs  # imported by _fast_registry already
-
     # a base of its own: under the file's own URI the wrapper would shadow the file
-    fast = jsonschema_rs.validator_for(schema, registry=registry, base_uri=f"{BUNDLED_BASE}{definition}")
+    fast = _fast_validator(schema, f"{BUNDLED_BASE}{definition}")
     return TwoTierValidator(fast, lambda: _reference_validator(schema, _registry()))
+
+
+def _fast_validator(schema: Any, base_uri: str) -> Any:
+    """jsonschema-rs's validator of schema, its references resolved among the bundled schemas."""
+    import jsonschema_rs  # here, not at the top: see _fast_registry
+
+    return jsonschema_rs.validator_for(schema, registry=_fast_registry(), base_uri=base_uri)
 
 
 def _resolve(schema: dict[str, Any], base: str) -> tuple[dict[str, Any], str]:

@@ -466,10 +466,11 @@ def write_all(out: Path, plans: list[DirPlan]) -> list[str]:
         if directory.exists() and not directory.is_dir():
             raise GeneratorError(f"{directory} exists and is not a directory")
         if directory.is_dir():
-            found = drift(directory, wanted[plan.reldir], plan.digests())
+            now = held(directory)
+            found = drift(directory, wanted[plan.reldir], plan.digests(), now)
             if not found.paths():
                 continue
-            clash = collisions(directory, wanted[plan.reldir])
+            clash = collisions(directory, wanted[plan.reldir], now.files)
             if clash:
                 raise GeneratorError(
                     f"{directory}: generated file(s) would overwrite files gen does not own: {', '.join(clash)}"
