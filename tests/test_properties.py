@@ -316,7 +316,7 @@ def test_mutated_whole_stack_renders_valid_manifests_or_located_findings(tmp_pat
     (root / name).write_text(yaml.safe_dump_all(docs, allow_unicode=True))
 
     result = pipeline.render(pipeline.RenderOptions(root / "policies", root / "out"))
-    _assert_readable(result.problems)
+    _assert_readable(result.problems, (root / name).read_text())
     if has_errors(result.problems):
         assert all(p.line >= 1 for p in result.problems if p.file.endswith(".yaml")), result.problems
         return
