@@ -429,7 +429,7 @@ def main() -> int:
     try:
         options, unknown = commands.parse_known_args(sys.argv[1:])
         if unknown:  # said by the command they were given to, with its usage
-            options.usage.error(f"unrecognized arguments: {' '.join(unknown)}")
+            options.usage.error(f"unrecognized arguments: {' '.join(unknown)}{_second_path_hint(options, unknown)}")
     except SystemExit as done:  # --help, --version, or a usage error argparse has reported
         return done.code if isinstance(done.code, int) else 2
     handler: Handler | None = options.handler
@@ -451,6 +451,13 @@ def main() -> int:
     except Exception as err:  # the last line of defence: no traceback reaches the user
         print(f"gen: internal error: {type(err).__name__}: {err} (please report this with the input)", file=sys.stderr)
         return 2
+
+
+def _second_path_hint(options: argparse.Namespace, unknown: list[str]) -> str:
+    """`gen render policies deploy`, as other tools take a source and a destination."""
+    if not hasattr(options, "policy_dir") or all(arg.startswith("-") for arg in unknown):
+        return ""
+    return " (one POLICY_DIR only" + ("; the output directory goes after --out)" if hasattr(options, "out") else ")")
 
 
 def entry() -> None:

@@ -23,6 +23,14 @@ from tests.conftest import POLICIES
         ),
         (["cost", "--sample", "s.json", "--apply"], "gen: --apply needs --pod NAMESPACE/NAME"),
         (["rendr"], "gen: error: argument COMMAND: invalid choice: 'rendr'"),
+        (
+            ["render", "policies", "deploy"],
+            "arguments: deploy (one POLICY_DIR only; the output directory goes after --out)",
+        ),
+        (
+            ["explain", "gpu", "--nodes", "n.yaml", "a", "b"],
+            "gen explain gpu: error: unrecognized arguments: b (one POLICY_DIR only)",
+        ),
     ],
     ids=lambda x: " ".join(x) if isinstance(x, list) else "",
 )
