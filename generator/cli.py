@@ -28,12 +28,12 @@ def _render(options: argparse.Namespace) -> int:
     return render.run(
         options.policy_dir,
         options.out,
-        tuple(options.target or ()),
+        options.target,
         options.check,
         options.diff,
         options.format,
         options.strict,
-        tuple(options.crds or ()),
+        options.crds,
     )
 
 
@@ -43,27 +43,27 @@ def _plan(options: argparse.Namespace) -> int:
     return plan.run(
         options.policy_dir,
         options.out,
-        tuple(options.target or ()),
+        options.target,
         options.format,
         options.strict,
-        tuple(options.crds or ()),
+        options.crds,
     )
 
 
 def _lint(options: argparse.Namespace) -> int:
     from generator.commands import lint
 
-    return lint.run(tuple(options.paths or (Path("policies"),)), options.format, options.strict)
+    return lint.run(options.paths or (Path("policies"),), options.format, options.strict)
 
 
 def _validate(options: argparse.Namespace) -> int:
     from generator.commands import validate
 
     return validate.run(
-        tuple(options.paths or (Path("."),)),
-        tuple(options.kubernetes_version or ()),
-        tuple(options.plugin or ()),
-        tuple(options.crds or ()),
+        options.paths or (Path("."),),
+        options.kubernetes_version,
+        options.plugin,
+        options.crds,
         options.format,
         options.strict,
         options.config,
@@ -93,11 +93,11 @@ def _explain_gpu(options: argparse.Namespace) -> int:
         options.pods,
         options.utilization,
         options.policy_dir,
-        tuple(options.target or ()),
+        options.target,
         options.now,
         options.max_age,
         options.format,
-        tuple(options.workload or ()),
+        options.workload,
     )
 
 
@@ -116,7 +116,7 @@ def _explain_scale_down(options: argparse.Namespace) -> int:
         options.now,
         policy_dir,
         options.format,
-        tuple(options.target or ()),
+        options.target,
     )
 
 
@@ -131,7 +131,7 @@ def _cost(options: argparse.Namespace) -> int:
     return cost.run(
         options.sample,
         policy_dir,
-        tuple(options.target or ()),
+        options.target,
         options.now,
         options.last_cost,
         options.pod_uid,
@@ -158,7 +158,7 @@ class _Formatter(argparse.HelpFormatter):
         super().__init__(prog, max_help_position=32)
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
-        if action.default in (None, False, argparse.SUPPRESS) or "%(default)" in (action.help or ""):
+        if action.default in (None, False, [], argparse.SUPPRESS) or "%(default)" in (action.help or ""):
             return action.help
         return f"{action.help} (default: %(default)s)"
 
@@ -176,7 +176,7 @@ def _strict(parser: argparse.ArgumentParser, about: str = "Warnings fail too.") 
 
 
 def _repeatable(parser: argparse.ArgumentParser, *flags: str, about: str, metavar: str, kind: type = str) -> None:
-    parser.add_argument(*flags, action="append", type=kind, metavar=metavar, help=about)
+    parser.add_argument(*flags, action="append", default=[], type=kind, metavar=metavar, help=about)
 
 
 _CRDS = (
@@ -432,6 +432,9 @@ def main() -> int:
             options.usage.error(f"unrecognized arguments: {' '.join(unknown)}{_second_path_hint(options, unknown)}")
     except SystemExit as done:  # --help, --version, or a usage error argparse has reported
         return done.code if isinstance(done.code, int) else 2
+    for name, value in list(vars(options).items()):  # repeated options and paths, as the commands take them
+        if isinstance(value, list):
+            setattr(options, name, tuple(value))
     handler: Handler | None = options.handler
     if handler is None:  # `gen` or `gen explain` alone
         options.usage.print_help(sys.stderr)
