@@ -104,9 +104,7 @@ def _explain_gpu(options: argparse.Namespace) -> int:
 def _explain_scale_down(options: argparse.Namespace) -> int:
     from generator.commands import scaledown
 
-    policy_dir = options.policy_dir
-    if policy_dir is None and options.to is None and Path("policies").is_dir():
-        policy_dir = Path("policies")
+    policy_dir = options.policy_dir if options.to is not None else _policies_here(options.policy_dir)
     return scaledown.run(
         options.pods,
         options.replicasets,
@@ -125,9 +123,7 @@ def _cost(options: argparse.Namespace) -> int:
 
     if options.apply and options.pod is None:
         raise UsageError("--apply needs --pod NAMESPACE/NAME")
-    policy_dir = options.policy_dir
-    if policy_dir is None and Path("policies").is_dir():
-        policy_dir = Path("policies")
+    policy_dir = _policies_here(options.policy_dir)
     return cost.run(
         options.sample,
         policy_dir,
@@ -140,10 +136,20 @@ def _cost(options: argparse.Namespace) -> int:
     )
 
 
+def _policies_here(given: Path | None) -> Path | None:
+    """The policy directory given, else ./policies where there is one."""
+    if given is None and Path("policies").is_dir():
+        return Path("policies")
+    return given
+
+
 # -- the parser
 
 
-def _command(commands: argparse._SubParsersAction, name: str, handler: Handler, about: str) -> argparse.ArgumentParser:
+def _command(
+    commands: argparse._SubParsersAction, name: str, handler: Handler | None, about: str
+) -> argparse.ArgumentParser:
+    """A command (None: one that only groups others, and shows them when given alone)."""
     parser: argparse.ArgumentParser = commands.add_parser(
         name, help=about, description=about, allow_abbrev=False, formatter_class=_Formatter
     )
@@ -314,14 +320,7 @@ def parser() -> argparse.ArgumentParser:
         "directory", nargs="?", type=Path, default=Path("."), metavar="DIR", help="Where to create the repository."
     )
 
-    explain = commands.add_parser(
-        "explain",
-        help="Previews of what the cluster will do with the policies.",
-        description="Previews of what the cluster will do with the policies.",
-        allow_abbrev=False,
-        formatter_class=_Formatter,
-    )
-    explain.set_defaults(usage=explain)
+    explain = _command(commands, "explain", None, "Previews of what the cluster will do with the policies.")
     previews = explain.add_subparsers(title="previews", metavar="PREVIEW")
 
     gpu = _command(
