@@ -125,6 +125,17 @@ def test_the_version() -> None:
     assert (run.exit_code, run.stdout) == (0, f"gen {__version__}\n")
 
 
+def test_an_internal_error_is_one_line_not_a_traceback(gen, monkeypatch) -> None:
+    from generator.commands import schema
+
+    def broken(out: Path | None) -> int:
+        raise KeyError("boom")
+
+    monkeypatch.setattr(schema, "run", broken)
+    run = gen("schema")
+    assert (run.code, run.err) == (2, "gen: internal error: KeyError: 'boom' (please report this with the input)\n")
+
+
 def _installed_gen(*args: str) -> subprocess.CompletedProcess[str]:
     script = Path(sysconfig.get_path("scripts")) / "gen"
     assert script.is_file(), f"{script}: the package is not installed (pip install -e .)"
