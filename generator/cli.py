@@ -153,6 +153,7 @@ Format = Enum("Format", {name: name for name in REPORTER_BY_NAME}, type=str)  # 
 PlanFormat = Enum("PlanFormat", {name: name for name in ("text", "json", "github")}, type=str)  # type: ignore[misc]
 ExplainFormat = Enum("ExplainFormat", {name: name for name in ("text", "json")}, type=str)  # type: ignore[misc]
 
+PolicyDirArgument = Annotated[Path, typer.Argument(metavar="POLICY_DIR", help="Policy directory.")]
 FormatOption = Annotated[Format, typer.Option("--format", help="Output format.")]
 StrictOption = Annotated[bool, typer.Option("--strict", help="Warnings fail too.")]
 NowOption = Annotated[str | None, typer.Option("--now", metavar="TIME", help="Current time (ISO 8601 with timezone).")]
@@ -169,7 +170,7 @@ CrdsOption = Annotated[
 
 @_command(app, "render")
 def _render(
-    policy_dir: Annotated[Path, typer.Argument(metavar="POLICY_DIR", help="Policy directory.")] = Path("policies"),
+    policy_dir: PolicyDirArgument = Path("policies"),
     out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Output directory.")] = Path("deploy"),
     target: Annotated[
         list[str] | None, typer.Option("--target", metavar="NAME", help="Render only this target (repeatable).")
@@ -190,7 +191,7 @@ def _render(
 
 @_command(app, "plan")
 def _plan(
-    policy_dir: Annotated[Path, typer.Argument(metavar="POLICY_DIR", help="Policy directory.")] = Path("policies"),
+    policy_dir: PolicyDirArgument = Path("policies"),
     out: Annotated[Path, typer.Option("--out", metavar="DIR", help="The committed render to compare with.")] = Path(
         "deploy"
     ),
@@ -334,7 +335,7 @@ def _explain_gpu(
             help="`kubectl get nodes -o json` output, or a YAML list of nodes ('-' = stdin).",
         ),
     ],
-    policy_dir: Annotated[Path, typer.Argument(metavar="POLICY_DIR", help="Policy directory.")] = Path("policies"),
+    policy_dir: PolicyDirArgument = Path("policies"),
     pods: Annotated[
         Path | None,
         typer.Option("--pods", metavar="FILE", help="`kubectl get pods -A -o json` output: GPUs already requested."),
