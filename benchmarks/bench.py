@@ -196,7 +196,7 @@ def manifests(out: Path) -> list[Path]:
     return [p for p in sorted(out.rglob("*.yaml")) if p.name != "kustomization.yaml"]
 
 
-def _bump_image(path: Path, service: str = "svc-00000") -> None:
+def bump_image(path: Path, service: str = "svc-00000") -> None:
     """Change one service, as a typical commit does: its image tag goes to the next version
     (in its policy file, or in a manifest rendered from it)."""
     text = path.read_text()
@@ -208,13 +208,13 @@ def checks_after_one_change(render: list[object], policy: Path, kept: Cache, run
     rendered (drift: the check that fails a commit, as pre-commit and CI run it)."""
 
     def change_and_render() -> None:
-        _bump_image(policy)
+        bump_image(policy)
         run(render, cache=kept)
 
     check = [*render, "--check"]
     rendered = median(check, runs, before=change_and_render, cache=kept)
     row("gen render --check, after one change rendered", kept, rendered, "  (passes)")
-    stale = median(check, runs, before=lambda: _bump_image(policy), ok_codes=(1,), cache=kept)
+    stale = median(check, runs, before=lambda: bump_image(policy), ok_codes=(1,), cache=kept)
     row("gen render --check, after one change not rendered", kept, stale, "  (fails)")
     return rendered, stale
 
@@ -247,7 +247,7 @@ def bench_size(
     )
     run(render, cache=kept)  # warms the kept cache
     row("gen render, no change", kept, median(render, runs, cache=kept))
-    one_change = median(render, runs, before=lambda: _bump_image(policy), cache=kept)
+    one_change = median(render, runs, before=lambda: bump_image(policy), cache=kept)
     row("gen render, after one change", kept, one_change)
 
     row("gen render --check, output up to date", cold, median([*render, "--check"], runs, cache=cold))
@@ -269,13 +269,13 @@ def bench_size(
     validated = median(validate, runs, cache=kept)
     row("gen validate, no change (validated before)", kept, validated)
     deployment = next(p for p in files if p.name == "deployment-svc-00000.yaml")
-    changed_validate = median(validate, runs, before=lambda: _bump_image(deployment), cache=kept)
+    changed_validate = median(validate, runs, before=lambda: bump_image(deployment), cache=kept)
     row("gen validate, after one manifest changed", kept, changed_validate)
 
     lint = [gen, "lint", policy]
     cold_lint = median(lint, runs, cache=cold)
     run(lint, cache=kept)
-    kept_lint = median(lint, runs, before=lambda: _bump_image(policy), cache=kept)
+    kept_lint = median(lint, runs, before=lambda: bump_image(policy), cache=kept)
     if check_jsonschema:
         note = f"  {cold_lint.seconds / check_jsonschema:.2f}x check-jsonschema"
         row("gen lint of one policy file", cold, cold_lint, note)
@@ -337,7 +337,7 @@ def bench_one_target(services: int, runs: int, work: Path) -> None:
     first = median(render, runs, before=lambda: shutil.rmtree(out, True), cache=cold)
     row("gen render (output removed)", cold, first, f"  with workers <= {first.tree_mib:.0f} MiB")
     run(render, cache=kept)
-    row("gen render, after one change", kept, median(render, runs, before=lambda: _bump_image(policy), cache=kept))
+    row("gen render, after one change", kept, median(render, runs, before=lambda: bump_image(policy), cache=kept))
     _, stale = checks_after_one_change(render, policy, kept, runs)
     if services == 10_000:
         TARGETS.append(Target("gen render, 10,000 services in one target, cold", first.seconds, 5, "s"))
@@ -360,7 +360,7 @@ def bench_lint(runs: int, work: Path) -> float | None:
     lint = [gen, "lint", one]
     cold_lint = median(lint, runs, cache=cold)
     run(lint, cache=kept)
-    kept_lint = median(lint, runs, before=lambda: _bump_image(one), cache=kept)
+    kept_lint = median(lint, runs, before=lambda: bump_image(one), cache=kept)
     checker = BIN / "check-jsonschema"
     if not checker.exists():
         row("gen lint", cold, cold_lint)
