@@ -144,6 +144,34 @@ def run(
     return Sample(seconds, cpu, usage.ru_maxrss / 1024, max(tree[0], usage.ru_maxrss) / 1024)
 
 
+@dataclass
+class Job:
+    """One command of a measurement, and what is done (untimed) before each of its runs."""
+
+    cmd: Sequence[object]
+    cache: Cache | None = None
+    before: Callable[[], object] | None = None
+    cwd: Path | None = None
+    ok_codes: tuple[int, ...] = (0,)
+
+
+def interleaved(jobs: Sequence[Job], runs: int) -> list[list[Sample]]:
+    """Each job's samples over `runs` rounds in which every job runs once, in turn: gen and its
+    baseline measured so see the same machine, however its load drifts during the run."""
+    samples: list[list[Sample]] = [[] for _ in jobs]
+    for _ in range(runs):
+        for job, taken in zip(jobs, samples, strict=True):
+            if job.before:
+                job.before()
+            taken.append(run(job.cmd, job.ok_codes, job.cwd, job.cache))
+    return samples
+
+
+def middle(samples: list[Sample]) -> Sample:
+    """The median of each figure."""
+    return Sample(*(statistics.median(getattr(s, f.name) for s in samples) for f in fields(Sample)))
+
+
 def median(
     cmd: Sequence[object],
     runs: int,
@@ -153,12 +181,16 @@ def median(
     cache: Cache | None = None,
 ) -> Sample:
     """The median of each figure over `runs` runs, `before` called (untimed) ahead of each."""
-    samples = []
-    for _ in range(runs):
-        if before:
-            before()
-        samples.append(run(cmd, ok_codes, cwd=cwd, cache=cache))
-    return Sample(*(statistics.median(getattr(s, f.name) for s in samples) for f in fields(Sample)))
+    return middle(interleaved([Job(cmd, cache, before, cwd, ok_codes)], runs)[0])
+
+
+def pair_ratios(baseline: list[Sample], gen: list[Sample], scale: float = 1.0) -> tuple[float, float]:
+    """The median over the rounds of the baseline's time (times `scale`) over gen's: wall, then CPU."""
+    pairs = list(zip(baseline, gen, strict=True))
+    return (
+        statistics.median(scale * b.seconds / g.seconds for b, g in pairs),
+        statistics.median(scale * b.cpu / g.cpu for b, g in pairs),
+    )
 
 
 def row(label: str, cache: Cache | None, sample: Sample, note: str = "") -> None:
@@ -231,65 +263,41 @@ def bench_size(
 ) -> None:
     root = work / f"repo-{services}"
     policies = make_repo(root, services)
-    out = root / "deploy"
+    out, cold_out = root / "deploy", root / "deploy-cold"
     gen = BIN / "gen"
     cold, kept = caches(work, str(services))
     policy = policies / "svc-00000.yaml"
     render: list[object] = [gen, "render", policies, "--out", out]
-    print(f"\n{services} ReplicatedServices over 4 targets")
-
-    first = median(render, runs, before=lambda: shutil.rmtree(out, True), cache=cold)
+    print(f"\n{services} ReplicatedServices over 4 targets (gen and its baseline in turn, each round)")
+    run(render, cache=kept)  # the committed output, and the kept cache warmed
     files = manifests(out)
     print(f"  -> {len(files)} manifests")
+
+    # a cold render writes a directory of its own, so that the kept cache's output stays its own
+    jobs = [
+        Job([gen, "render", policies, "--out", cold_out], cold, lambda: shutil.rmtree(cold_out, True)),
+        Job(render, kept, lambda: bump_image(policy)),
+    ]
+    if kapitan:
+        repo = make_kapitan_repo(root, services)
+        compiled = repo / "compiled"
+        jobs.append(Job([kapitan, "compile"], None, lambda: shutil.rmtree(compiled, True), repo))
+    taken = interleaved(jobs, runs)
+    first, one_change = middle(taken[0]), middle(taken[1])
     row(
-        "gen render (output removed)",
+        "gen render (no output before)",
         cold,
         first,
         f"  {len(files) / first.seconds:6.0f} manifests/s, with workers <= {first.tree_mib:.0f} MiB",
     )
-    run(render, cache=kept)  # warms the kept cache
-    row("gen render, no change", kept, median(render, runs, cache=kept))
-    one_change = median(render, runs, before=lambda: bump_image(policy), cache=kept)
     row("gen render, after one change", kept, one_change)
-
-    row("gen render --check, output up to date", cold, median([*render, "--check"], runs, cache=cold))
-
-    rendered, stale = checks_after_one_change(render, policy, kept, runs)
-    if services == 10_000:
-        TARGETS.append(
-            Target("render --check after one change, 10,000 services (4 targets), fails", stale.seconds, 1, "s")
-        )
-        TARGETS.append(
-            Target("render --check after one change, 10,000 services (4 targets), passes", rendered.seconds, 1, "s")
-        )
-
-    run(render, cache=kept)
-    validate = [gen, "validate", out]
-    first_validate = median(validate, runs, cache=cold)
-    row("gen validate", cold, first_validate, f"  {len(files) / first_validate.seconds:6.0f} manifests/s")
-    run(validate, cache=kept)  # warms the kept cache
-    validated = median(validate, runs, cache=kept)
-    row("gen validate, no change (validated before)", kept, validated)
-    deployment = next(p for p in files if p.name == "deployment-svc-00000.yaml")
-    changed_validate = median(validate, runs, before=lambda: bump_image(deployment), cache=kept)
-    row("gen validate, after one manifest changed", kept, changed_validate)
-
-    lint = [gen, "lint", policy]
-    cold_lint = median(lint, runs, cache=cold)
-    run(lint, cache=kept)
-    kept_lint = median(lint, runs, before=lambda: bump_image(policy), cache=kept)
-    cold_note = against_check_jsonschema(cold_lint, check_jsonschema) if check_jsonschema else ""
-    kept_note = against_check_jsonschema(kept_lint, check_jsonschema) if check_jsonschema else ""
-    row("gen lint of one policy file", cold, cold_lint, cold_note)
-    row("gen lint of one policy file, after it changed", kept, kept_lint, kept_note)
-
     if kapitan:
-        repo = make_kapitan_repo(root, services)
-        compiled = repo / "compiled"
-        kap = median([kapitan, "compile"], runs, before=lambda: shutil.rmtree(compiled, True), cwd=repo)
+        kap = middle(taken[2])
         count = sum(1 for _ in compiled.rglob("*.yaml"))
-        cold_ratio, changed_ratio = kap.seconds / first.seconds, kap.seconds / one_change.seconds
-        cold_cpu, changed_cpu = kap.cpu / first.cpu, kap.cpu / one_change.cpu
+        (cold_ratio, cold_cpu), (changed_ratio, changed_cpu) = (
+            pair_ratios(taken[2], taken[0]),
+            pair_ratios(taken[2], taken[1]),
+        )
         row(
             "kapitan compile (no cache of its own)",
             None,
@@ -299,40 +307,59 @@ def bench_size(
         )
         if services == 1000:
             TARGETS.append(Target("gen render against Kapitan, 1,000 services, cold", cold_ratio, 12, "x", cold_cpu))
-            TARGETS.append(
-                Target(
-                    "gen render against Kapitan, 1,000 services, after one change", changed_ratio, 40, "x", changed_cpu
-                )
-            )
+            what = "gen render against Kapitan, 1,000 services, after one change"
+            TARGETS.append(Target(what, changed_ratio, 40, "x", changed_cpu))
+    row("gen render, no change", kept, median(render, runs, cache=kept))
+    row("gen render --check, output up to date", cold, median([*render, "--check"], runs, cache=cold))
+    rendered, stale = checks_after_one_change(render, policy, kept, runs)
+    if services == 10_000:
+        what = "render --check after one change, 10,000 services (4 targets)"
+        TARGETS.append(Target(f"{what}, fails", stale.seconds, 1, "s"))
+        TARGETS.append(Target(f"{what}, passes", rendered.seconds, 1, "s"))
 
-    if baseline_files:
-        # kubernetes-validate skips kinds it has no schema for; core kinds are all it can check
-        sample = [p for p in files if "/_gitops/" not in p.as_posix()][:baseline_files]
-        kv = run([BIN / "kubernetes-validate", "--strict", "-k", "1.35.0", *sample])
-        per_file = kv.seconds / len(sample)
-        estimate = per_file * len(files)
-        ratios = [estimate / s.seconds for s in (first_validate, validated, changed_validate)]
-        cpu_estimate = kv.cpu / len(sample) * len(files)
-        cpus = [cpu_estimate / s.cpu for s in (first_validate, validated, changed_validate)]
-        print(
-            f"  kubernetes-validate --strict {len(sample)} files: {kv.seconds:.2f} s, cpu {kv.cpu:.2f} s"
-            f" ({per_file * 1000:.0f} ms/file, ~{estimate:.0f} s for all {len(files)})"
-            f" -> gen validate is {ratios[0]:.0f}x faster cold, {ratios[1]:.0f}x with no change,"
-            f" {ratios[2]:.0f}x after one manifest changed (CPU time: {cpus[0]:.0f}x, {cpus[1]:.0f}x, {cpus[2]:.0f}x)"
+    run(render, cache=kept)
+    validate = [gen, "validate", out]
+    run(validate, cache=kept)  # warms the kept cache
+    validated = median(validate, runs, cache=kept)
+    deployment = next(p for p in files if p.name == "deployment-svc-00000.yaml")
+    jobs = [Job(validate, cold), Job(validate, kept, lambda: bump_image(deployment))]
+    # kubernetes-validate skips kinds it has no schema for; core kinds are all it can check
+    sample = [p for p in files if "/_gitops/" not in p.as_posix()][:baseline_files]
+    if sample:
+        jobs.append(Job([BIN / "kubernetes-validate", "--strict", "-k", "1.35.0", *sample]))
+    taken = interleaved(jobs, runs)
+    first_validate, changed_validate = middle(taken[0]), middle(taken[1])
+    row("gen validate", cold, first_validate, f"  {len(files) / first_validate.seconds:6.0f} manifests/s")
+    row("gen validate, no change (validated before)", kept, validated)
+    row("gen validate, after one manifest changed", kept, changed_validate)
+    if sample:
+        kv, scale = middle(taken[2]), len(files) / len(sample)
+        (cold_ratio, cold_cpu), (changed_ratio, changed_cpu) = (
+            pair_ratios(taken[2], taken[0], scale),
+            pair_ratios(taken[2], taken[1], scale),
+        )
+        row(
+            f"kubernetes-validate --strict, {len(sample)} of the files",
+            None,
+            kv,
+            f"  {kv.seconds / len(sample) * 1000:.0f} ms/file, ~{kv.seconds * scale:.0f} s for all {len(files)}"
+            f" -> gen validate is {cold_ratio:.0f}x faster cold, {changed_ratio:.0f}x after one manifest changed"
+            f" (CPU time: {cold_cpu:.0f}x, {changed_cpu:.0f}x), {kv.seconds * scale / validated.seconds:.0f}x"
+            " with no change",
         )
         if services == 1000:
-            TARGETS.append(
-                Target("gen validate against kubernetes-validate, 2,020 files, cold", ratios[0], 60, "x", cpus[0])
-            )
-            TARGETS.append(
-                Target(
-                    "gen validate against kubernetes-validate, 2,020 files, after one change",
-                    ratios[2],
-                    200,
-                    "x",
-                    cpus[2],
-                )
-            )
+            what = "gen validate against kubernetes-validate, 2,020 files"
+            TARGETS.append(Target(f"{what}, cold", cold_ratio, 60, "x", cold_cpu))
+            TARGETS.append(Target(f"{what}, after one change", changed_ratio, 200, "x", changed_cpu))
+
+    lint = [gen, "lint", policy]
+    cold_lint = median(lint, runs, cache=cold)
+    run(lint, cache=kept)
+    kept_lint = median(lint, runs, before=lambda: bump_image(policy), cache=kept)
+    cold_note = against_check_jsonschema(cold_lint, check_jsonschema) if check_jsonschema else ""
+    kept_note = against_check_jsonschema(kept_lint, check_jsonschema) if check_jsonschema else ""
+    row("gen lint of one policy file", cold, cold_lint, cold_note)
+    row("gen lint of one policy file, after it changed", kept, kept_lint, kept_note)
 
 
 def bench_one_target(services: int, runs: int, work: Path) -> None:
@@ -358,8 +385,9 @@ def bench_one_target(services: int, runs: int, work: Path) -> None:
 
 
 def bench_lint(runs: int, work: Path) -> Sample | None:
-    """`gen lint` of one policy file against check-jsonschema on it; returns check-jsonschema's figures.
-    Both take a fraction of a second, where a busy machine's scheduling weighs most: at least 11 runs."""
+    """`gen lint` of one policy file against check-jsonschema on it, in turn; returns check-jsonschema's
+    figures. Both take a fraction of a second, where a busy machine's scheduling weighs most: at
+    least 11 rounds."""
     runs = max(runs, 11)
     root = work / "lint"
     policies = make_repo(root, 1)
@@ -371,21 +399,23 @@ def bench_lint(runs: int, work: Path) -> Sample | None:
     print(f"\ngen lint of one policy file (4 targets, 1 service), medians of {runs}")
     row("python -c pass (start-up)", None, median([sys.executable, "-c", "pass"], runs))
     lint = [gen, "lint", one]
-    cold_lint = median(lint, runs, cache=cold)
     run(lint, cache=kept)
-    kept_lint = median(lint, runs, before=lambda: bump_image(one), cache=kept)
+    jobs = [Job(lint, cold), Job(lint, kept, lambda: bump_image(one))]
     checker = BIN / "check-jsonschema"
+    if checker.exists():
+        jobs.append(Job([checker, "--schemafile", schemas / "replicatedservice.json", one]))
+    taken = interleaved(jobs, runs)
     if not checker.exists():
-        row("gen lint", cold, cold_lint)
-        row("gen lint, after the file changed", kept, kept_lint)
+        row("gen lint", cold, middle(taken[0]))
+        row("gen lint, after the file changed", kept, middle(taken[1]))
         print("  check-jsonschema not installed (pip install '.[bench]') - no lint baseline")
         return None
-    cj = median([checker, "--schemafile", schemas / "replicatedservice.json", one], runs)
-    row("gen lint", cold, cold_lint, against_check_jsonschema(cold_lint, cj))
-    row("gen lint, after the file changed", kept, kept_lint, against_check_jsonschema(kept_lint, cj))
+    cj = middle(taken[2])
+    row("gen lint", cold, middle(taken[0]), against_check_jsonschema(middle(taken[0]), cj))
+    row("gen lint, after the file changed", kept, middle(taken[1]), against_check_jsonschema(middle(taken[1]), cj))
     row("check-jsonschema, same file and schema", None, cj)
-    what = "gen lint of one file / check-jsonschema, after it changed"
-    TARGETS.append(Target(what, kept_lint.seconds / cj.seconds, 0.5, "ratio", kept_lint.cpu / cj.cpu))
+    wall, cpu = pair_ratios(taken[2], taken[1])
+    TARGETS.append(Target("gen lint of one file / check-jsonschema, after it changed", 1 / wall, 0.5, "ratio", 1 / cpu))
     return cj
 
 
