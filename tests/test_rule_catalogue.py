@@ -296,6 +296,16 @@ POLICY_RULES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
         {"gpu.yaml": GPU % ("Never", ", models: [A100]", "{limits: {nvidia.com/gpu: 2}}")},
         {"gpu.yaml": GPU % ("Never", ", models: [A100]", "{limits: {memory: 1Gi}}")},
     ),
+    "gpu-memory-unreachable": (
+        {
+            "gpu.yaml": GPU
+            % ("Never", ", labels: nvidia-gfd, models: [NVIDIA-H100-80GB-HBM3], minMemoryMiB: 81920", "{}")
+        },
+        {
+            "gpu.yaml": GPU
+            % ("Never", ", labels: nvidia-gfd, models: [NVIDIA-H100-80GB-HBM3], minMemoryMiB: 81559", "{}")
+        },
+    ),
     "cost-tier-range": ({"cost.yaml": COST % ("c", "[10, 1]")}, {"cost.yaml": COST % ("c", "[1, 10]")}),
     "cost-policy-single": (
         {"a.yaml": COST % ("a", "[1, 10]"), "b.yaml": COST % ("b", "[1, 10]")},
