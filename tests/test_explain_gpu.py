@@ -18,6 +18,16 @@ from tests.conftest import POLICIES, Run
 
 MODEL = "training.example.com/gpu-model"
 MEMORY = "training.example.com/gpu-memory-mib"
+# the seed's custom-scheduler profile: the default plugins and GPUPacking at 10
+WEIGHTS = {
+    "TaintToleration": 3,
+    "NodeAffinity": 2,
+    "PodTopologySpread": 2,
+    "InterPodAffinity": 2,
+    "NodeResourcesFit": 1,
+    "NodeResourcesBalancedAllocation": 1,
+    "GPUPacking": 10,
+}
 
 
 def go_score(allocatable: int, requested: int, needed: int) -> int:
@@ -115,7 +125,8 @@ def test_kubectl_inventory_with_pods(gen: Callable[..., Run], tmp_path: Path) ->
     pods_path.write_text(json.dumps(pods))
     result, rows = explain(gen, tmp_path, nodes, "--pods", pods_path)
     assert result.code == 0, result.err
-    got = {name: (row["feasible"], row["score"]) for name, row in rows.items()}
+    # custom-scheduler's profile: GPUPacking (weight 10) beside the default plugins
+    got = {name: (row["feasible"], row["plugins"].get("GPUPacking")) for name, row in rows.items()}
     assert got == {
         "over": (False, None),
         "exact": (True, 100),
@@ -130,7 +141,9 @@ def test_kubectl_inventory_with_pods(gen: Callable[..., Run], tmp_path: Path) ->
     }
     assert "insufficient nvidia.com/gpu: needs 2, 1 free" in rows["over"]["reason"]
     assert "V100" in rows["v100"]["reason"] and "40959" in rows["smaller"]["reason"]
-    assert set(rows["exact"]) == {"target", "workload", "node", "feasible", "score", "reason"}
+    assert set(rows["exact"]) == {"target", "workload", "node", "feasible", "score", "plugins", "reason"}
+    exact = rows["exact"]["plugins"]
+    assert rows["exact"]["score"] == sum(exact[p] * w for p, w in WEIGHTS.items() if p in exact)
 
 
 def test_yaml_inventory_and_a_workload_that_fits_nowhere(gen: Callable[..., Run], tmp_path: Path) -> None:
@@ -197,7 +210,7 @@ def test_utilization_blend_and_missing_samples(gen: Callable[..., Run], tmp_path
     result, rows = explain(gen, tmp_path, nodes, "--utilization", samples, "--now", now)
     assert result.code == 1
     # packing 80 (2 left), utilization score 75: (80 * 7 + 75 * 3) / 10 = 78.5 -> 78
-    assert rows["a"]["score"] == 78
+    assert rows["a"]["plugins"]["GPUPacking"] == 78
     assert rows["b"]["score"] is None and "stale" in rows["b"]["reason"]
     assert rows["c"]["score"] is None
     assert rows["d"]["score"] is None and "no utilization sample" in rows["d"]["reason"]

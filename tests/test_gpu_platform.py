@@ -42,8 +42,14 @@ def test_together_fits_when_there_is_room(gen, tmp_path: Path, monkeypatch) -> N
     (tmp_path / "policies").mkdir()
     shutil.copy(TOGETHER / "stack.yaml", tmp_path / "policies" / "stack.yaml")
     nodes = (TOGETHER / "nodes.yaml").read_text()
-    (tmp_path / "nodes.yaml").write_text(nodes + nodes.split("- name: h100-b")[0].replace("h100-a", "h100-e"))
+    node = nodes.split("- name: h100-b")[0]
+    # the inference service has no schedulerName: the default scheduler spreads its two replicas
+    # over two nodes (LeastAllocated, PodTopologySpread), so one spare node is not enough
+    (tmp_path / "nodes.yaml").write_text(nodes + node.replace("h100-a", "h100-e"))
     monkeypatch.chdir(tmp_path)
+    run = gen("explain", "gpu", "--nodes", "nodes.yaml", "policies")
+    assert run.code == 1 and "prod: pretrain: floor 0/4" in run.out and "gpu-capacity-together" in run.err
+    (tmp_path / "nodes.yaml").write_text(nodes + node.replace("h100-a", "h100-e") + node.replace("h100-a", "h100-f"))
     run = gen("explain", "gpu", "--nodes", "nodes.yaml", "policies")
     assert run.code == 0 and "prod: pretrain: floor 4/4" in run.out and "gpu-capacity-together" not in run.err
 

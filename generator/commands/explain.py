@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from generator.errors import GeneratorError
 from generator.kube.scope import POD_SPEC_PATHS, at_path
 from generator.policies import context
 from generator.policies.policy import Policy
-from generator.preview import gpu
+from generator.preview import gpu, scoring
 from generator.preview.cost import SampleError, current_time
 from generator.preview.inputs import read_input
 from generator.problems import Problem, Severity, exit_code, has_errors
@@ -34,14 +35,25 @@ def _gpu_pods(policy_dir: Path, targets: tuple[str, ...]) -> tuple[list[Workload
             for m in rendered.manifests
             if m.key[:2] == ("scheduling.k8s.io", "PriorityClass") and isinstance(m.obj.get("value"), int)
         }
+        profiles = {
+            profile.name: profile
+            for scheduler in rendered.target.of_kind("Scheduler")
+            for profile in map(scoring.Profile.of, context.scheduler_profiles(scheduler))
+        }
         mine: dict[str, Workload] = {}
         for manifest in rendered.manifests:
             policy = manifest.policy
             if "gpu" not in policy.spec or manifest.kind not in POD_SPEC_PATHS or policy.name in mine:
                 continue
-            pod_spec = at_path(manifest.obj, POD_SPEC_PATHS[manifest.kind])
+            spec_path = POD_SPEC_PATHS[manifest.kind]
+            pod_spec = at_path(manifest.obj, spec_path)
             priority = priorities.get(str((pod_spec or {}).get("priorityClassName")), 0)
-            mine[policy.name] = (_gpu_pod(policy, pod_spec, rendered.target.name, priority), policy)
+            pod = _gpu_pod(policy, pod_spec, rendered.target.name, priority)
+            labels = (at_path(manifest.obj, (*spec_path[:-1], "metadata")) or {}).get("labels") or {}
+            profile = profiles.get(str(pod_spec.get("schedulerName", "default-scheduler")), scoring.DEFAULT_PROFILE)
+            # a ReplicaSet selects a service's Pods, the headless Service a GpuWorkload's with `service`
+            selected = policy.kind == "ReplicatedService" or "service" in policy.spec
+            mine[policy.name] = (replace(pod, labels=labels, selected=selected, profile=profile), policy)
         found += [mine[name] for name in sorted(mine)]
     return found, problems
 

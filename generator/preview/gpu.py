@@ -1,17 +1,19 @@
-"""What kube-scheduler will do with a GPU Pod: its filters, and the GPUPacking score.
+"""What kube-scheduler will do with a GPU Pod: its filters, then its profile's scores.
 
 Feasibility is the filters an inventory can answer, in kube-scheduler's order:
 NodeUnschedulable (a cordoned node), TaintToleration (NoSchedule and NoExecute taints against
 the Pod's tolerations, v1.Toleration.ToleratesTaint), NodeAffinity (nodeSelector and required
-terms, k8s.io/component-helpers/scheduling/corev1/nodeaffinity) and NodeResourcesFit (GPUs,
-and CPU and memory where the inventory gives them; Pod requests follow
-k8s.io/component-helpers/resource.PodRequests). The score is the seed's Go plugin, line for line.
+terms, k8s.io/component-helpers/scheduling/corev1/nodeaffinity), NodeResourcesFit (every
+resource the Pod requests, by name, as fitsRequest checks them; Pod requests follow
+k8s.io/component-helpers/resource.PodRequests) and PodTopologySpread's DoNotSchedule
+constraints while Pods are placed. The scores are the profile's its schedulerName names
+(scoring.py): the default profile's, or a Scheduler policy's, GPUPacking the seed's Go plugin.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -21,13 +23,13 @@ from typing import Any
 from generator.kube import names
 from generator.kube.quantity import parse_quantity
 from generator.policies import gfd
+from generator.preview import scoring
 from generator.preview.cost import SampleError, parse_timestamp
 from generator.preview.inputs import InputFile
 from generator.problems import Problem, Severity
 from generator.yamlio.load import Path_
 
 POD_LEVEL_RESOURCES = frozenset({"cpu", "memory"})
-FIT_RESOURCES = ("cpu", "memory", "ephemeral-storage")  # checked where the inventory states them, with the Pod count
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 _INT64 = re.compile(r"^[+-]?[0-9]+\Z")
 _INT64_MAX = 2**63 - 1
@@ -60,6 +62,7 @@ class Placement:
     score: int | None
     reason: str
     target: str = ""
+    plugins: Mapping[str, int] = field(default_factory=dict)  # each Score plugin's 0-100, before weights
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -68,6 +71,7 @@ class Placement:
             "node": self.node,
             "feasible": self.feasible,
             "score": self.score,
+            "plugins": dict(self.plugins),
             "reason": self.reason,
         }
 
@@ -274,14 +278,15 @@ def add_pod_requests(source: InputFile, nodes: list[Node]) -> list[Problem]:
 # --- Kubernetes semantics ------------------------------------------------------------
 
 
-def _container_requests(container: Any, path: Path_) -> dict[str, Decimal]:
-    """Requests as the API server stores them: a limit without a request defaults the request."""
+def _container_requests(container: Any, path: Path_, missing: Mapping[str, Decimal]) -> dict[str, Decimal]:
+    """Requests as the API server stores them: a limit without a request defaults the request;
+    missing: what a container without a request of a resource counts as."""
     resources = container.get("resources") or {} if isinstance(container, Mapping) else {}
     if not isinstance(resources, Mapping):
         raise InventoryError(path, "resources must be a mapping")
     limits = _quantities(resources.get("limits"), (*path, "resources", "limits"))
     requests = _quantities(resources.get("requests"), (*path, "resources", "requests"))
-    return {**limits, **requests}
+    return {**missing, **limits, **requests}
 
 
 def _add(total: dict[str, Decimal], extra: Mapping[str, Decimal]) -> None:
@@ -295,15 +300,20 @@ def _max(total: dict[str, Decimal], other: Mapping[str, Decimal]) -> None:
             total[name] = amount
 
 
-def pod_requests(spec: Mapping[str, Any], path: Path_ = ()) -> dict[str, Decimal]:
-    """resource.PodRequests: containers and sidecars summed, the largest init step, plus overhead."""
+def pod_requests(
+    spec: Mapping[str, Any], path: Path_ = (), missing: Mapping[str, Decimal] | None = None
+) -> dict[str, Decimal]:
+    """resource.PodRequests: containers and sidecars summed, the largest init step, plus
+    overhead. missing: NonMissingContainerRequests (what scoring counts a container without a
+    request of cpu or memory as)."""
+    missing = missing or {}
     reqs: dict[str, Decimal] = {}
     for i, container in enumerate(spec.get("containers") or []):
-        _add(reqs, _container_requests(container, (*path, "containers", i)))
+        _add(reqs, _container_requests(container, (*path, "containers", i), missing))
     sidecars: dict[str, Decimal] = {}
     init_peak: dict[str, Decimal] = {}
     for i, container in enumerate(spec.get("initContainers") or []):
-        own = _container_requests(container, (*path, "initContainers", i))
+        own = _container_requests(container, (*path, "initContainers", i), missing)
         if isinstance(container, Mapping) and container.get("restartPolicy") == "Always":
             _add(reqs, own)
             _add(sidecars, own)
@@ -426,12 +436,6 @@ def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, str]) -> bool:
 UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "value": "", "effect": "NoSchedule"}
 
 
-def filter_failures(spec: Mapping[str, Any], node: Node, extra: Mapping[str, Decimal]) -> list[str]:
-    """kube-scheduler's filters that reject node, in its order, each naming what failed.
-    extra: the Pod's requests gen checks with NodeResourcesFit beyond the GPU (CPU, memory)."""
-    return placement_failures(spec, node) + fit_failures(node, extra)
-
-
 def placement_failures(spec: Mapping[str, Any], node: Node) -> list[str]:
     """The filters that read only the node's labels, taints and cordon: NodeUnschedulable,
     TaintToleration, NodeAffinity. Nodes of one node group share their answer."""
@@ -450,19 +454,28 @@ def placement_failures(spec: Mapping[str, Any], node: Node) -> list[str]:
     return failures
 
 
-def fit_failures(node: Node, extra: Mapping[str, Decimal]) -> list[str]:
-    """NodeResourcesFit for the resources the inventory states, beyond the GPU."""
+def fit_failures(node: Node, wanted: Mapping[str, Decimal], free: Mapping[str, Decimal] | None = None) -> list[str]:
+    """NodeResourcesFit (fitsRequest) for every resource the Pod requests, each by name: a
+    resource the node does not state it has none of, as kube-scheduler reads it (a Pod slot
+    only where the inventory states them: kubelet always does). free: what is left when Pods
+    placed by gen took some; else allocatable - requested."""
     failures = []
-    for name, amount in sorted(extra.items()):
-        if name in node.allocatable:
-            free = node.allocatable[name] - node.requested.get(name, Decimal(0))
-            if amount > free and name == "pods":
-                failures.append(f"NodeResourcesFit: too many pods: all {_show(node.allocatable[name])} taken")
-            elif amount > free:
-                failures.append(
-                    f"NodeResourcesFit: insufficient {name}: needs {human(name, amount)}, {human(name, free)} free"
-                    f" ({human(name, node.allocatable[name])} allocatable)"
-                )
+    for name, amount in sorted(wanted.items()):
+        if not amount or (name == "pods" and name not in node.allocatable):
+            continue
+        allocatable = node.allocatable.get(name, Decimal(0))
+        left = free.get(name, Decimal(0)) if free is not None else allocatable - node.requested.get(name, Decimal(0))
+        if amount <= left:
+            continue
+        if name == "pods":
+            failures.append(f"NodeResourcesFit: too many pods: all {_show(allocatable)} taken")
+        elif name not in node.allocatable:
+            failures.append(f"NodeResourcesFit: insufficient {name}: needs {human(name, amount)}, the node has none")
+        else:
+            failures.append(
+                f"NodeResourcesFit: insufficient {name}: needs {human(name, amount)}, {human(name, left)} free"
+                f" ({human(name, allocatable)} allocatable)"
+            )
     return failures
 
 
@@ -566,7 +579,9 @@ class GpuPod:
     """A rendered GPU workload: its name, GPU resource and Pod spec; for a service or a gang,
     how many of its Pods must run (floor) and may run (ceiling), and whether no two may share a
     node (required anti-affinity on the hostname); the target it is rendered for, and the value
-    of its PriorityClass there (what kube-scheduler places first)."""
+    of its PriorityClass there (what kube-scheduler places first); its template labels, whether
+    a Service or ReplicaSet selects its Pods (PodTopologySpread's system defaults), and the
+    scheduler profile its schedulerName names."""
 
     name: str
     resource: str
@@ -578,6 +593,14 @@ class GpuPod:
     gang: bool = False
     target: str = ""
     priority: int = 0
+    labels: Mapping[str, str] = field(default_factory=dict)
+    selected: bool = False
+    profile: scoring.Profile = scoring.DEFAULT_PROFILE
+
+    @cached_property
+    def requests(self) -> dict[str, Decimal]:
+        """What NodeResourcesFit filters on: every resource requested, and one Pod slot."""
+        return {name: amount for name, amount in pod_requests(self.spec).items() if amount} | {"pods": Decimal(1)}
 
 
 @dataclass(frozen=True)
@@ -630,14 +653,36 @@ class Capacity:
         )
 
 
+def _domains_ok(pod: GpuPod, node: Node, nodes: Iterable[Node], own: Mapping[str, int]) -> str | None:
+    """PodTopologySpread's Filter for the Pod's DoNotSchedule constraints (only its own Pods
+    match its selector here): placing one more in the node's domain must keep the skew against
+    the emptiest domain within maxSkew. Why it fails, or None."""
+    for constraint in pod.spec.get("topologySpreadConstraints") or []:
+        if constraint.get("whenUnsatisfiable") != "DoNotSchedule":
+            continue
+        key = constraint["topologyKey"]
+        value = node.labels.get(key)
+        if value is None:
+            return f"PodTopologySpread: node has no {key} label"
+        counts: dict[str, int] = {}
+        for other in nodes:
+            if key in other.labels:
+                counts[other.labels[key]] = counts.get(other.labels[key], 0) + own.get(other.name, 0)
+        skew = counts.get(value, 0) + 1 - min(counts.values())
+        if skew > int(constraint.get("maxSkew", 1)):
+            return f"PodTopologySpread: {key}={value} would be {skew} Pods above the emptiest domain (maxSkew {constraint.get('maxSkew', 1)})"
+    return None
+
+
 class Pool:
     """What the inventory's nodes have free while Pods are placed on them one at a time: each
-    placement takes its GPUs, CPU, memory, ephemeral storage and Pod slot. A node's free
-    resources are worked out when a placement first looks at it."""
+    placement takes every resource its Pod requests and a Pod slot. A node's free resources are
+    worked out when a placement first looks at it."""
 
     def __init__(self, nodes: Iterable[Node]) -> None:
         self._nodes = {node.name: node for node in nodes}
         self.free: dict[str, dict[str, Decimal]] = {}
+        self.nonzero: dict[str, dict[str, Decimal]] = {}  # what scoring adds for requests a Pod left out
 
     def left(self, name: str) -> dict[str, Decimal]:
         found = self.free.get(name)
@@ -648,43 +693,115 @@ class Pool:
             }
         return found
 
+    def _fits(self, pod: GpuPod, name: str) -> bool:
+        node, left = self._nodes[name], self.left(name)
+        return all(
+            amount <= left.get(res, Decimal(0))
+            for res, amount in pod.requests.items()
+            if res != "pods" or res in node.allocatable
+        )
+
+    def candidate(self, pod: GpuPod, name: str, own: int, fits: bool) -> scoring.Candidate:
+        """The node as the Score plugins read it now."""
+        node, left = self._nodes[name], self.left(name)
+        requested = {res: amount - left.get(res, Decimal(0)) for res, amount in node.allocatable.items()}
+        extra = self.nonzero.get(name, {})
+        tolerations = [
+            t
+            for t in pod.spec.get("tolerations") or []
+            if isinstance(t, Mapping) and t.get("effect") in (None, "", "PreferNoSchedule")
+        ]
+        preferred = ((pod.spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+            "preferredDuringSchedulingIgnoredDuringExecution"
+        ) or []
+        return scoring.Candidate(
+            name,
+            {scoring.HOSTNAME: name, **node.labels},  # kubelet always sets the hostname label
+            node.allocatable,
+            requested,
+            {res: requested.get(res, Decimal(0)) + extra.get(res, Decimal(0)) for res in scoring.DEFAULT_NONZERO},
+            sum(
+                1
+                for t in node.taints
+                if t["effect"] == "PreferNoSchedule" and not any(tolerates(x, t) for x in tolerations)
+            ),
+            sum(int(t.get("weight", 0)) for t in preferred if _term_mismatch(t.get("preference") or {}, node) is None),
+            own,
+            fits,
+        )
+
+    def take(self, pod: GpuPod, name: str, sign: int = 1) -> None:
+        """Place (or, with sign -1, release) one of pod's Pods on the node."""
+        node, left = self._nodes[name], self.left(name)
+        for res, amount in pod.requests.items():
+            if res in node.allocatable or res != "pods":
+                left[res] = left.get(res, Decimal(0)) - sign * amount
+        extra = self.nonzero.setdefault(name, {})
+        nonzero = pod_requests(pod.spec, missing=scoring.DEFAULT_NONZERO)
+        for res in scoring.DEFAULT_NONZERO:
+            extra[res] = extra.get(res, Decimal(0)) + sign * (
+                nonzero.get(res, Decimal(0)) - pod.requests.get(res, Decimal(0))
+            )
+
+    def scores(
+        self,
+        pod: GpuPod,
+        feasible: Iterable[str],
+        own: Mapping[str, int],
+        utilization: Mapping[str, Utilization | str] | None = None,
+    ) -> dict[str, dict[str, int]]:
+        """Each node that passed pod's node filters and still holds it: its score per plugin."""
+        names = sorted(name for name in set(feasible) if name in self._nodes)
+        statics = [self._nodes[name] for name in names]
+        nodes = []
+        for name in names:
+            fits = (
+                self._fits(pod, name)
+                and not (pod.one_per_node and own.get(name, 0))
+                and _domains_ok(pod, self._nodes[name], statics, own) is None
+            )
+            nodes.append(self.candidate(pod, name, own.get(name, 0), fits))
+        needed = int(pod.requests.get(pod.resource, Decimal(0)))
+
+        def packing(node: scoring.Candidate) -> int:
+            score = packing_score(int(self.left(node.name).get(pod.resource, Decimal(0))), 0, needed)
+            sample = (utilization or {}).get(node.name)
+            return blended_score(score, sample.value) if isinstance(sample, Utilization) else score
+
+        return scoring.score(_score_pod(pod, packing), nodes, pod.profile)
+
     def place(self, pod: GpuPod, feasible: Iterable[str], count: int, beside: list[str] | None = None) -> list[str]:
-        """Where count more Pods of pod land: among the nodes that passed the filters for one
-        Pod, those whose free resources still hold it (with one_per_node, that hold none of it
-        yet, `beside` naming where it already runs), the highest GPUPacking score, ties by node
-        name. Stops at the first Pod that fits nowhere, as kube-scheduler leaves it Pending."""
-        requests = pod_requests(pod.spec)
-        wanted = {name: requests[name] for name in (pod.resource, *FIT_RESOURCES) if requests.get(name)}
-        wanted["pods"] = Decimal(1)
-        gpus = wanted.get(pod.resource, Decimal(0))
-        taken = set(beside or ())
+        """Where count more Pods of pod land, one at a time: among the nodes that passed the
+        filters for one Pod, those whose free resources still hold it (with one_per_node, that
+        hold none of it yet; `beside` naming where it already runs), the highest weighted score
+        of its profile, ties by node name. Stops at the first Pod that fits nowhere, as
+        kube-scheduler leaves it Pending."""
+        feasible = list(feasible)
+        own: dict[str, int] = {}
+        for name in beside or ():
+            own[name] = own.get(name, 0) + 1
         placed: list[str] = []
-        candidates = sorted(name for name in set(feasible) if name in self._nodes)
         for _ in range(count):
-            best: tuple[int, str] | None = None
-            fitting = []  # free resources only shrink while one pod is placed: the rest is out for good
-            for name in candidates:
-                left = self.left(name)
-                if gpus > left.get(pod.resource, Decimal(0)) or any(
-                    amount > left[res] for res, amount in wanted.items() if res in left
-                ):
-                    continue
-                fitting.append(name)
-                if pod.one_per_node and name in taken:
-                    continue
-                score = packing_score(int(left.get(pod.resource, Decimal(0))), 0, int(gpus))
-                if best is None or score > best[0]:
-                    best = (score, name)
-            candidates = fitting
-            if best is None:
+            ranked = self.scores(pod, feasible, own)
+            if not ranked:
                 break
-            placed.append(best[1])
-            taken.add(best[1])
-            left = self.left(best[1])
-            for res, amount in wanted.items():
-                if res in left:
-                    left[res] -= amount
+            best = min(ranked, key=lambda name: (-scoring.total(ranked[name], pod.profile), name))
+            placed.append(best)
+            own[best] = own.get(best, 0) + 1
+            self.take(pod, best)
         return placed
+
+
+def _score_pod(pod: GpuPod, packing: Callable[[scoring.Candidate], int]) -> scoring.ScorePod:
+    return scoring.ScorePod(
+        pod.spec,
+        pod.labels,
+        pod.requests,
+        pod_requests(pod.spec, missing=scoring.DEFAULT_NONZERO),
+        pod.resource,
+        pod.selected,
+        packing,
+    )
 
 
 def capacity(pod: GpuPod, nodes: list[Node], rows: list[Placement]) -> Capacity:
@@ -743,7 +860,7 @@ def together(entries: list[tuple[GpuPod, list[str]]], nodes: list[Node]) -> list
         got = pool.place(pod, feasible, floor)
         if pod.gang and len(got) < floor:  # a gang that cannot start holds nothing
             for name in got:
-                _release(pool, pod, name)
+                pool.take(pod, name, -1)
             got = []
         placed[pod.name] = got
     for pod, feasible in order:
@@ -758,22 +875,16 @@ def together(entries: list[tuple[GpuPod, list[str]]], nodes: list[Node]) -> list
     return results
 
 
-def _release(pool: Pool, pod: GpuPod, node: str) -> None:
-    requests = pod_requests(pod.spec)
-    left = pool.left(node)
-    for res in (pod.resource, *FIT_RESOURCES, "pods"):
-        amount = Decimal(1) if res == "pods" else requests.get(res)
-        if amount and res in left:
-            left[res] += amount
-
-
 def explain(
     pod: GpuPod, nodes: Iterable[Node], utilization: Mapping[str, Utilization | str] | None = None
 ) -> list[Placement]:
-    requests = pod_requests(pod.spec)
-    needed = _whole(requests.get(pod.resource, Decimal(0)), f"{pod.name} requests")
-    others = {name: requests[name] for name in FIT_RESOURCES if requests.get(name)} | {"pods": Decimal(1)}
-    rows = []
+    """One row per node for one of pod's Pods on the inventory as it is: the filters that
+    reject the node, or its score under the Pod's profile among the nodes that pass."""
+    nodes = list(nodes)
+    needed = _whole(pod.requests.get(pod.resource, Decimal(0)), f"{pod.name} requests")
+    others = {name: amount for name, amount in pod.requests.items() if name != pod.resource}
+    failed: dict[str, str] = {}
+    free: dict[str, int] = {}
     judged: dict[tuple[object, ...], list[str]] = {}
     for node in nodes:
         placement = judged.get(node.shape)
@@ -784,27 +895,33 @@ def explain(
             allocatable = _whole(node.allocatable.get(pod.resource, Decimal(0)), f"allocatable {pod.resource}")
             requested = _whole(node.requested.get(pod.resource, Decimal(0)), f"requested {pod.resource}")
         except ValueError as err:
-            rows.append(Placement(pod.name, node.name, False, None, str(err), pod.target))
+            failed[node.name] = str(err)
             continue
-        free = allocatable - requested
-        if needed > free:
+        free[node.name] = allocatable - requested
+        if needed > allocatable - requested:
             reasons.append(
-                f"NodeResourcesFit: insufficient {pod.resource}: needs {needed}, {free} free "
+                f"NodeResourcesFit: insufficient {pod.resource}: needs {needed}, {allocatable - requested} free "
                 f"({allocatable} allocatable, {requested} requested)"
             )
         if reasons:
-            rows.append(Placement(pod.name, node.name, False, None, "; ".join(reasons), pod.target))
+            failed[node.name] = "; ".join(reasons)
+    packs = "GPUPacking" in pod.profile.weights
+    ranked = Pool(nodes).scores(pod, [n.name for n in nodes if n.name not in failed], {}, utilization)
+    rows = []
+    for node in nodes:
+        if node.name in failed:
+            rows.append(Placement(pod.name, node.name, False, None, failed[node.name], pod.target))
             continue
-        score = packing_score(allocatable, requested, needed)
-        remaining = free - needed
-        reason = f"fits; {remaining} {pod.resource} left free"
-        reason += ": packing score 0 (10 or more left)" if remaining >= 10 else f": packing score {score}"
-        if utilization is not None:
+        plugins = ranked[node.name]
+        total = scoring.total(plugins, pod.profile)
+        reason = f"fits; {free[node.name] - needed} {pod.resource} left free; {pod.profile.name}: {scoring.breakdown(plugins, pod.profile)}"
+        if pod.profile.unscored:
+            reason += f" (not scored: {', '.join(pod.profile.unscored)})"
+        if utilization is not None and packs:
             sample = utilization.get(node.name, "no utilization sample for this node")
             if isinstance(sample, str):
-                rows.append(Placement(pod.name, node.name, True, None, f"{reason}; {sample}", pod.target))
+                rows.append(Placement(pod.name, node.name, True, None, f"{reason}; {sample}", pod.target, plugins))
                 continue
-            score = blended_score(score, sample.value)
-            reason += f"; utilization {sample.value} -> blended score {score}"
-        rows.append(Placement(pod.name, node.name, True, score, reason, pod.target))
+            reason += f"; GPUPacking blended with utilization {sample.value}"
+        rows.append(Placement(pod.name, node.name, True, total, reason, pod.target, plugins))
     return rows

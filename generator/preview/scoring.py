@@ -1,0 +1,322 @@
+"""kube-scheduler's Score phase for one Pod over the nodes that passed its filters (1.35).
+
+Each plugin scores the nodes, its NormalizeScore maps them to 0-100, and the node with the
+highest weighted sum wins (schedulePod → prioritizeNodes → selectHost; kube-scheduler breaks a
+tie at random, gen by node name). A profile is the plugins the Pod's schedulerName runs with
+their weights: the default profile, or one of a Scheduler policy's. What the inventory cannot
+tell (node images, volumes, resource claims) scores every node alike, so it adds nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from generator.kube import labels, scheduler_config
+
+MAX_NODE_SCORE = 100
+# schedutil.DefaultMilliCPURequest and DefaultMemoryRequest: what a container without a request
+# counts as when NodeResourcesFit scores (NonZeroRequested), so best-effort Pods still spread
+DEFAULT_NONZERO = {"cpu": Decimal("0.1"), "memory": Decimal(200 * 1024 * 1024)}
+HOSTNAME = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+# PodTopologySpread's system defaults (pkg/scheduler/apis/config/v1 defaults.go, systemDefaultConstraints)
+SYSTEM_SPREAD = (
+    {"topologyKey": HOSTNAME, "maxSkew": 3, "whenUnsatisfiable": "ScheduleAnyway"},
+    {"topologyKey": ZONE, "maxSkew": 5, "whenUnsatisfiable": "ScheduleAnyway"},
+)
+COMPUTED = frozenset(
+    {
+        "TaintToleration",
+        "NodeAffinity",
+        "NodeResourcesFit",
+        "PodTopologySpread",
+        "InterPodAffinity",
+        "NodeResourcesBalancedAllocation",
+        "GPUPacking",
+    }
+)
+# scored alike on every node from what an inventory holds: no images, volumes or claims in it
+ALIKE = frozenset({"ImageLocality", "VolumeBinding", "DynamicResources"})
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A scheduler profile as gen scores with it: its schedulerName, its Score plugins and
+    weights, NodeResourcesFit's scoring strategy, and whether NodeResourcesFit filters."""
+
+    name: str
+    weights: Mapping[str, int]
+    fit: Mapping[str, Any] = field(default_factory=lambda: scheduler_config.DEFAULT_FIT_STRATEGY)
+    fit_filters: bool = True
+
+    @classmethod
+    def of(cls, config: dict[str, Any]) -> Profile:
+        """From a KubeSchedulerConfiguration profile (a Scheduler policy's)."""
+        return cls(
+            str(config.get("schedulerName", "default-scheduler")),
+            scheduler_config.score_weights(config),
+            scheduler_config.fit_strategy(config),
+            scheduler_config.fit_enabled(config),
+        )
+
+    @property
+    def unscored(self) -> list[str]:
+        """Score plugins gen cannot compute: out-of-tree ones it does not know."""
+        return sorted(set(self.weights) - COMPUTED - ALIKE)
+
+
+DEFAULT_PROFILE = Profile.of({"schedulerName": "default-scheduler"})
+
+
+@dataclass
+class Candidate:
+    """A node that passed the Pod's node filters, as the Score plugins read it: its labels,
+    what it has allocatable, what is requested on it (as given, and with the non-zero defaults
+    for Pods gen places), how many of this workload's Pods it already runs, the PreferNoSchedule
+    taints the Pod does not tolerate, the weight of the preferred node-affinity terms it
+    matches, and whether its free resources still hold the Pod (only those are scored; the
+    others still count in their topology domains)."""
+
+    name: str
+    labels: Mapping[str, str]
+    allocatable: Mapping[str, Decimal]
+    requested: Mapping[str, Decimal]
+    nonzero: Mapping[str, Decimal]
+    untolerated: int = 0
+    preferred: int = 0
+    own: int = 0
+    fits: bool = True
+
+
+@dataclass(frozen=True)
+class ScorePod:
+    """The Pod being scored: its spec, its template labels, its requests (as kube-scheduler
+    sums them, and with the non-zero defaults), its GPU resource, whether a Service or
+    ReplicaSet selects it (PodTopologySpread's system defaults apply), and the seed's
+    GPUPacking score hook (utilization may blend it)."""
+
+    spec: Mapping[str, Any]
+    labels: Mapping[str, str]
+    requests: Mapping[str, Decimal]
+    nonzero: Mapping[str, Decimal]
+    resource: str
+    selected: bool
+    packing: Callable[[Candidate], int]
+
+
+def _milli(resource: str, amount: Decimal) -> int:
+    """Kubernetes' int64 view: millicores for cpu, whole units otherwise (rounded up)."""
+    return math.ceil(amount * 1000) if resource == "cpu" else math.ceil(amount)
+
+
+def _is_scalar(resource: str) -> bool:
+    return resource not in ("cpu", "memory", "ephemeral-storage", "pods")
+
+
+def _allocation(
+    pod: ScorePod, node: Candidate, resources: Sequence[Mapping[str, Any]], nonzero: bool
+) -> list[tuple[int, int, int]]:
+    """resourceAllocationScorer.score's inputs: (allocatable, requested with the Pod, weight) per
+    configured resource; a scalar the Pod does not request, or one the node lacks, is left out."""
+    out = []
+    for entry in resources:
+        res, weight = str(entry.get("name")), int(entry.get("weight") or 1)
+        asked = (pod.nonzero if nonzero and res in DEFAULT_NONZERO else pod.requests).get(res, Decimal(0))
+        if asked == 0 and _is_scalar(res):
+            continue
+        on_node = (node.nonzero if nonzero and res in DEFAULT_NONZERO else node.requested).get(res, Decimal(0))
+        alloc = _milli(res, node.allocatable.get(res, Decimal(0)))
+        if alloc == 0:
+            continue
+        out.append((alloc, _milli(res, on_node + asked), weight))
+    return out
+
+
+def _broken_linear(shape: Sequence[tuple[int, int]], p: int) -> int:
+    """helper.BuildBrokenLinearFunction."""
+    for i, (utilization, score) in enumerate(shape):
+        if p <= utilization:
+            if i == 0:
+                return score
+            u0, s0 = shape[i - 1]
+            return s0 + (score - s0) * (p - u0) // (utilization - u0)
+    return shape[-1][1]
+
+
+def fit_score(pod: ScorePod, node: Candidate, strategy: Mapping[str, Any]) -> int:
+    """NodeResourcesFit's Score: LeastAllocated ((allocatable - requested)·100/allocatable),
+    MostAllocated (requested·100/allocatable) or RequestedToCapacityRatio, averaged by weight."""
+    kind = strategy.get("type", "LeastAllocated")
+    rows = _allocation(pod, node, strategy.get("resources") or [], nonzero=True)
+    total = weights = 0
+    if kind == "RequestedToCapacityRatio":
+        shape = [
+            (int(p["utilization"]), int(p["score"]) * (MAX_NODE_SCORE // 10))
+            for p in (strategy.get("requestedToCapacityRatio") or {}).get("shape") or []
+        ]
+        if not shape:
+            return 0
+        for alloc, req, weight in rows:
+            score = _broken_linear(shape, 100 if req > alloc else req * 100 // alloc)
+            if score > 0:
+                total, weights = total + score * weight, weights + weight
+        return round(total / weights) if weights else 0
+    for alloc, req, weight in rows:
+        if kind == "MostAllocated":
+            score = min(req, alloc) * MAX_NODE_SCORE // alloc
+        else:
+            score = 0 if req > alloc else (alloc - req) * MAX_NODE_SCORE // alloc
+        total, weights = total + score * weight, weights + weight
+    return total // weights if weights else 0
+
+
+def balanced_score(pod: ScorePod, node: Candidate) -> int | None:
+    """NodeResourcesBalancedAllocation over cpu and memory (requests as given, no defaults):
+    (1 - the spread of the requested fractions)·100. None when the Pod requests neither (its
+    PreScore skips a best-effort Pod)."""
+    resources = scheduler_config.DEFAULT_FIT_STRATEGY["resources"]
+    if not any(pod.requests.get(str(r["name"])) for r in resources):
+        return None
+    fractions = [min(req / alloc, 1.0) for alloc, req, _ in _allocation(pod, node, resources, nonzero=False)]
+    std = 0.0
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        mean = sum(fractions) / len(fractions)
+        std = math.sqrt(sum((f - mean) ** 2 for f in fractions) / len(fractions))
+    return int((1 - std) * MAX_NODE_SCORE)
+
+
+def _default_normalize(scores: dict[str, int], reverse: bool) -> dict[str, int]:
+    """helper.DefaultNormalizeScore."""
+    top = max(scores.values(), default=0)
+    if top == 0:
+        return dict.fromkeys(scores, MAX_NODE_SCORE if reverse else 0)
+    return {
+        n: (MAX_NODE_SCORE - MAX_NODE_SCORE * s // top) if reverse else MAX_NODE_SCORE * s // top
+        for n, s in scores.items()
+    }
+
+
+def spread_constraints(pod: ScorePod) -> list[Mapping[str, Any]]:
+    """The Pod's own topologySpreadConstraints, else the system defaults when a Service or a
+    ReplicaSet selects it (buildDefaultConstraints: an empty default selector adds none)."""
+    own = [c for c in pod.spec.get("topologySpreadConstraints") or [] if isinstance(c, Mapping)]
+    if own:
+        return own
+    return list(SYSTEM_SPREAD) if pod.selected else []
+
+
+def _round(value: float) -> int:
+    """Go's math.Round: halves away from zero."""
+    return math.floor(value + 0.5)
+
+
+def _spread_raw(pod: ScorePod, candidates: Sequence[Candidate], nodes: Sequence[Candidate]) -> dict[str, int] | None:
+    """PodTopologySpread's Score before normalising: per ScheduleAnyway constraint, the matching
+    Pods in the node's domain times log(domains + 2), plus maxSkew - 1 (scoreForCount). Only this
+    workload's own Pods match its selector here. None when no constraint scores."""
+    constraints = [c for c in spread_constraints(pod) if c.get("whenUnsatisfiable") == "ScheduleAnyway"]
+    if not constraints:
+        return None
+    system = not pod.spec.get("topologySpreadConstraints")
+
+    def counted(node: Candidate) -> bool:
+        return system or all(c["topologyKey"] in node.labels for c in constraints)
+
+    eligible = [n for n in candidates if counted(n)]
+    out = {n.name: 0 for n in candidates}
+    for node in eligible:
+        score = 0.0
+        for c in constraints:
+            key = c["topologyKey"]
+            if key not in node.labels:
+                continue
+            if key == HOSTNAME:
+                count, size = node.own, len(candidates)
+            else:
+                count = sum(n.own for n in nodes if counted(n) and n.labels.get(key) == node.labels[key])
+                size = len({n.labels.get(key, "") for n in eligible})
+            score += count * math.log(size + 2) + (int(c.get("maxSkew", 1)) - 1)
+        out[node.name] = _round(score)
+    ignored = {n.name for n in candidates} - {n.name for n in eligible}
+    kept = [s for n, s in out.items() if n not in ignored]
+    low, high = min(kept, default=0), max(kept, default=0)
+    return {
+        n: 0 if n in ignored else MAX_NODE_SCORE if high == 0 else MAX_NODE_SCORE * (high + low - s) // high
+        for n, s in out.items()
+    }
+
+
+def _pod_affinity_raw(
+    pod: ScorePod, candidates: Sequence[Candidate], nodes: Sequence[Candidate]
+) -> dict[str, int] | None:
+    """InterPodAffinity's Score: for this workload's own Pods in a node's domain, + the weight
+    of each preferred podAffinity term that selects them, - each preferred podAntiAffinity
+    term's; the existing Pods' own terms count again toward the incoming Pod (it carries the
+    same labels). Normalised min to max. None when no term selects the workload's Pods."""
+    affinity = pod.spec.get("affinity") or {}
+    terms = []
+    for kind, sign in (("podAffinity", 1), ("podAntiAffinity", -1)):
+        for entry in (affinity.get(kind) or {}).get("preferredDuringSchedulingIgnoredDuringExecution") or []:
+            term = entry.get("podAffinityTerm") or {}
+            if labels.selects(term.get("labelSelector"), dict(pod.labels)):
+                terms.append((term.get("topologyKey", HOSTNAME), sign * int(entry.get("weight", 0))))
+    if not terms:
+        return None
+    raw = {}
+    for node in candidates:
+        total = 0
+        for key, weight in terms:
+            if key not in node.labels:
+                continue
+            pods = node.own if key == HOSTNAME else sum(n.own for n in nodes if n.labels.get(key) == node.labels[key])
+            total += 2 * weight * pods  # the incoming Pod's term, and each existing Pod's same term
+        raw[node.name] = total
+    if not any(n.own for n in nodes):
+        return dict.fromkeys(raw, 0)  # topologyScore is empty: NormalizeScore leaves every node at 0
+    low, high = min(raw.values()), max(raw.values())
+    return {n: int(MAX_NODE_SCORE * (s - low) / (high - low)) if high > low else 0 for n, s in raw.items()}
+
+
+def score(pod: ScorePod, nodes: Sequence[Candidate], profile: Profile) -> dict[str, dict[str, int]]:
+    """Each node that still fits: its normalised score per plugin the profile runs (before
+    weights). nodes: every node that passed the Pod's node filters."""
+    candidates = [n for n in nodes if n.fits]
+    per: dict[str, dict[str, int]] = {n.name: {} for n in candidates}
+
+    def put(plugin: str, scores: Mapping[str, int]) -> None:
+        for name, value in scores.items():
+            per[name][plugin] = value
+
+    weights = profile.weights
+    if "TaintToleration" in weights:
+        put("TaintToleration", _default_normalize({n.name: n.untolerated for n in candidates}, True))
+    if "NodeAffinity" in weights:
+        put("NodeAffinity", _default_normalize({n.name: n.preferred for n in candidates}, False))
+    if "NodeResourcesFit" in weights:
+        put("NodeResourcesFit", {n.name: fit_score(pod, n, profile.fit) for n in candidates})
+    if "NodeResourcesBalancedAllocation" in weights:
+        balanced = {n.name: balanced_score(pod, n) for n in candidates}
+        put("NodeResourcesBalancedAllocation", {n: s for n, s in balanced.items() if s is not None})
+    if "PodTopologySpread" in weights and (spread := _spread_raw(pod, candidates, nodes)) is not None:
+        put("PodTopologySpread", spread)
+    if "InterPodAffinity" in weights and (inter := _pod_affinity_raw(pod, candidates, nodes)) is not None:
+        put("InterPodAffinity", inter)
+    if "GPUPacking" in weights:
+        put("GPUPacking", {n.name: pod.packing(n) for n in candidates})
+    return per
+
+
+def total(plugins: Mapping[str, int], profile: Profile) -> int:
+    """The weighted sum kube-scheduler ranks nodes by."""
+    return sum(value * profile.weights.get(name, 1) for name, value in plugins.items())
+
+
+def breakdown(plugins: Mapping[str, int], profile: Profile) -> str:
+    """`NodeResourcesFit 97x1 + …` for the reason column."""
+    return " + ".join(f"{name} {value}×{profile.weights.get(name, 1)}" for name, value in sorted(plugins.items()))
