@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
@@ -346,3 +347,147 @@ def test_a_node_without_a_free_pod_slot_is_full(gen: Callable[..., Run], tmp_pat
     result, rows = explain(gen, tmp_path, kube_list([full, free]), "--pods", pods)
     assert rows["full"]["reason"] == "NodeResourcesFit: too many pods: all 2 taken"
     assert rows["free"]["feasible"] and result.code == 0
+
+
+# --- each Pod as its scheduler places it: policies as a user writes them ---------------------
+
+H100 = "{nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3, nvidia.com/gpu.memory: '81559'}"
+TARGET = "apiVersion: gen/v1alpha1\nkind: Target\nmetadata: {name: prod}\nspec:\n  gpuLabels: nvidia-gfd\n"
+GANG_SCHEDULER = """\
+---
+apiVersion: gen/v1alpha1
+kind: Scheduler
+metadata: {name: gpu-scheduler}
+spec:
+  namespace: gpu-scheduler
+  image: registry.example.com/gpu-scheduler:v1.35.0
+  outOfTreePlugins: [Coscheduling, GPUPacking]
+  profiles:
+  - schedulerName: gpu-scheduler
+    plugins:
+      multiPoint: {enabled: [{name: Coscheduling}]}
+      queueSort: {enabled: [{name: Coscheduling}], disabled: [{name: "*"}]}
+      score: {enabled: [{name: GPUPacking, weight: 20}]}
+"""
+SERVICE = """\
+---
+apiVersion: gen/v1alpha1
+kind: ReplicatedService
+metadata: {name: inference}
+spec:
+  namespace: ml
+  image: ghcr.io/example/vllm:0.9.1
+  replicas: 2
+  resources: {requests: {cpu: "4", memory: 32Gi}, limits: {memory: 32Gi}}
+  gpu: {count: %d, models: [NVIDIA-H100-80GB-HBM3]}
+  deletionCost: {initial: 0}
+%s"""
+GANG = """\
+---
+apiVersion: gen/v1alpha1
+kind: GpuWorkload
+metadata: {name: pretrain}
+spec:
+  namespace: ml
+  workloadKind: Job
+  schedulerName: gpu-scheduler
+  job: {parallelism: 2, completions: 2, completionMode: Indexed}
+  gang: {}
+  gpu: {count: 8, models: [NVIDIA-H100-80GB-HBM3]}
+  container:
+    image: ghcr.io/example/pretrain:2026.12
+    resources: {requests: {cpu: "32", memory: 512Gi}, limits: {memory: 512Gi}}
+"""
+
+
+def h100_nodes(*names: str, extra: str = "") -> str:
+    return "".join(
+        f"- name: {name}\n  labels: {H100}\n  allocatable: {{nvidia.com/gpu: 8, cpu: 96, memory: 1Ti{extra}}}\n"
+        for name in names
+    )
+
+
+def explain_stack(gen: Callable[..., Run], tmp_path: Path, policies: str, nodes: str) -> tuple[Run, dict[str, Any]]:
+    (tmp_path / "policies").mkdir(exist_ok=True)
+    (tmp_path / "policies" / "stack.yaml").write_text(TARGET + policies)
+    (tmp_path / "nodes.yaml").write_text(nodes)
+    run = gen("explain", "gpu", "--nodes", tmp_path / "nodes.yaml", "--format", "json", tmp_path / "policies")
+    return run, json.loads(run.out) if run.out else {}
+
+
+def test_the_default_scheduler_spreads_a_gpu_service_so_the_gang_beside_it_stays_pending(
+    gen: Callable[..., Run], tmp_path: Path
+) -> None:
+    # By hand (the default profile): the first replica ties everywhere and takes h100-a. The
+    # second: PodTopologySpread's system hostname constraint (maxSkew 3) scores h100-a
+    # round(1·ln(3+2) + 2) = 4 and the others 2, normalised 100·(4+2−4)/4 = 50 against 100
+    # (weight 2); LeastAllocated gives h100-a 92 against 95. So h100-b: two nodes keep 7 GPUs,
+    # and the 2 × 8-GPU gang finds one whole node.
+    run, data = explain_stack(
+        gen, tmp_path, GANG_SCHEDULER + SERVICE % (1, "") + GANG, h100_nodes("h100-a", "h100-b", "h100-c")
+    )
+    assert run.code == 1 and "gpu-capacity-together" in run.err, run.err
+    inference = next(c for c in data["capacity"] if c["workload"] == "inference")
+    assert inference["placed"] == [{"node": "h100-a", "replicas": 1}, {"node": "h100-b", "replicas": 1}]
+    row = next(r for r in data["placements"] if r["workload"] == "inference" and r["node"] == "h100-a")
+    assert "GPUPacking" not in row["plugins"] and row["plugins"]["PodTopologySpread"] == 100
+    assert row["score"] == 3 * 100 + 2 * 0 + 2 * 100 + 95 + 99  # Taint, NodeAffinity, Spread, Fit, Balanced
+    pretrain = next(t for t in data["together"] if t["workload"] == "pretrain")
+    assert pretrain["fit_floor"] == 0
+
+
+def test_a_profile_that_packs_places_the_service_on_one_node_and_the_gang_fits(
+    gen: Callable[..., Run], tmp_path: Path
+) -> None:
+    # gpu-scheduler's profile adds GPUPacking at 20: for the second replica h100-a (6 GPUs left,
+    # 40·20) beats h100-b (7 left, 30·20) by 200, more than spreading's 100 and LeastAllocated's 4
+    service = SERVICE % (1, "  schedulerName: gpu-scheduler\n")
+    run, data = explain_stack(gen, tmp_path, GANG_SCHEDULER + service + GANG, h100_nodes("h100-a", "h100-b", "h100-c"))
+    assert run.code == 0, run.err
+    inference = next(c for c in data["capacity"] if c["workload"] == "inference")
+    assert inference["placed"] == [{"node": "h100-a", "replicas": 2}]
+    assert all(t["fit_floor"] == t["floor"] for t in data["together"])
+
+
+def test_every_requested_resource_is_filtered_by_name(gen: Callable[..., Run], tmp_path: Path) -> None:
+    pod = """\
+---
+apiVersion: gen/v1alpha1
+kind: GpuWorkload
+metadata: {name: nccl-test}
+spec:
+  namespace: ml
+  gpu: {count: 8, models: [NVIDIA-H100-80GB-HBM3]}
+  container:
+    image: ghcr.io/example/nccl-tests:2.13
+    resources:
+      requests: {cpu: "8", memory: 64Gi, hugepages-2Mi: 2Gi, ephemeral-storage: 100Gi, vpc.amazonaws.com/efa: 32}
+      limits: {memory: 64Gi, hugepages-2Mi: 2Gi, vpc.amazonaws.com/efa: 32}
+"""
+    nodes = (
+        h100_nodes("p5", extra=", vpc.amazonaws.com/efa: 32, hugepages-2Mi: 4Gi, ephemeral-storage: 3Ti")
+        + h100_nodes("no-efa", extra=", hugepages-2Mi: 4Gi, ephemeral-storage: 3Ti")
+        + h100_nodes("few-pages", extra=", vpc.amazonaws.com/efa: 32, hugepages-2Mi: 1Gi, ephemeral-storage: 3Ti")
+        + h100_nodes("small-disk", extra=", vpc.amazonaws.com/efa: 32, hugepages-2Mi: 4Gi, ephemeral-storage: 50Gi")
+    )
+    run, data = explain_stack(gen, tmp_path, pod, nodes)
+    rows = {r["node"]: r for r in data["placements"]}
+    assert run.code == 0 and rows["p5"]["feasible"], run.err
+    assert (
+        rows["no-efa"]["reason"] == "NodeResourcesFit: insufficient vpc.amazonaws.com/efa: needs 32, the node has none"
+    )
+    assert rows["few-pages"]["reason"] == (
+        "NodeResourcesFit: insufficient hugepages-2Mi: needs 2Gi, 1Gi free (1Gi allocatable)"
+    )
+    assert rows["small-disk"]["reason"] == (
+        "NodeResourcesFit: insufficient ephemeral-storage: needs 100Gi, 50Gi free (50Gi allocatable)"
+    )
+
+
+def test_a_rolling_update_whose_surge_the_inventory_lacks_is_a_warning(gen: Callable[..., Run], tmp_path: Path) -> None:
+    # replicas 2, maxSurge 25% rounded up: the update adds one 8-GPU Pod before removing one
+    run, _ = explain_stack(gen, tmp_path, SERVICE % (8, ""), h100_nodes("h100-a", "h100-b"))
+    assert run.code == 0
+    assert re.search(r"stack\.yaml:\d+:\d+: warning gpu-rollout-surge a rolling update adds 1 Pod of 8 nvidia", run.err)
+    run, _ = explain_stack(gen, tmp_path, SERVICE % (8, ""), h100_nodes("h100-a", "h100-b", "h100-c"))
+    assert run.code == 0 and "gpu-rollout-surge" not in run.err

@@ -53,9 +53,41 @@ def _gpu_pods(policy_dir: Path, targets: tuple[str, ...]) -> tuple[list[Workload
             profile = profiles.get(str(pod_spec.get("schedulerName", "default-scheduler")), scoring.DEFAULT_PROFILE)
             # a ReplicaSet selects a service's Pods, the headless Service a GpuWorkload's with `service`
             selected = policy.kind == "ReplicatedService" or "service" in policy.spec
-            mine[policy.name] = (replace(pod, labels=labels, selected=selected, profile=profile), policy)
+            surge = _surge(manifest.obj, pod.floor) if manifest.kind == "Deployment" else 0
+            pod = replace(pod, labels=labels, selected=selected, profile=profile, surge=surge)
+            mine[policy.name] = (pod, policy)
         found += [mine[name] for name in sorted(mine)]
     return found, problems
+
+
+def _surge(deployment: dict[str, Any], replicas: int) -> int:
+    """The Pods a Deployment's rolling update adds above its replicas: maxSurge (default 25%),
+    a percentage rounded up (deployment/util ResolveFenceposts); none for Recreate."""
+    strategy = (deployment.get("spec") or {}).get("strategy") or {}
+    if strategy.get("type", "RollingUpdate") != "RollingUpdate":
+        return 0
+    value = (strategy.get("rollingUpdate") or {}).get("maxSurge", "25%")
+    if isinstance(value, str) and value.endswith("%") and value[:-1].isdigit():
+        return math.ceil(replicas * int(value[:-1]) / 100)
+    return value if isinstance(value, int) else 0
+
+
+def _surge_problems(policy: Policy, pod: gpu.GpuPod, fit: int) -> list[Problem]:
+    """`gpu-rollout-surge`: the inventory cannot hold the Pods a rolling update adds."""
+    if fit >= pod.surge:
+        return []
+    gpus = pod.requests[pod.resource]
+    return [
+        policy.problem(
+            _floor_field(policy),
+            "gpu-rollout-surge",
+            f"a rolling update adds {pod.surge} Pod{'s' if pod.surge > 1 else ''} of {gpu.human(pod.resource, gpus)} "
+            f"{pod.resource} (maxSurge) beside the {pod.floor} running, and only {fit} fit: the new Pods stay Pending "
+            "and the rollout goes no faster than old Pods are taken down (with maxUnavailable 0, never)",
+            severity=Severity.WARNING,
+            hint="free GPUs for the surge, or patch spec.strategy to maxSurge: 0 with maxUnavailable: 1 (or Recreate)",
+        )
+    ]
 
 
 def _gpu_pod(policy: Policy, pod_spec: Any, target: str, priority: int) -> gpu.GpuPod:
@@ -226,6 +258,8 @@ def run(
             alone[(pod.target, pod.name)] = fits[-1]
             if any(p.feasible for p in placements):  # else gpu-unschedulable below says it already
                 problems += _capacity_problems(policy, fits[-1])
+                if pod.surge and fits[-1].fit_floor == pod.floor:
+                    problems += _surge_problems(policy, pod, gpu.surge_fit(pod, nodes, placements))
         if not any(p.feasible for p in placements):
             problems.append(
                 policy.doc.problem(

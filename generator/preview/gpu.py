@@ -596,6 +596,7 @@ class GpuPod:
     labels: Mapping[str, str] = field(default_factory=dict)
     selected: bool = False
     profile: scoring.Profile = scoring.DEFAULT_PROFILE
+    surge: int = 0  # a Deployment's rolling update: Pods above the floor it creates (maxSurge)
 
     @cached_property
     def requests(self) -> dict[str, Decimal]:
@@ -823,6 +824,14 @@ def capacity(pod: GpuPod, nodes: list[Node], rows: list[Placement]) -> Capacity:
         pod.gang,
         pod.target,
     )
+
+
+def surge_fit(pod: GpuPod, nodes: list[Node], rows: list[Placement]) -> int:
+    """How many of a rolling update's surge Pods fit beside the floor's, on the inventory."""
+    pool = Pool(nodes)
+    feasible = [row.node for row in rows if row.feasible]
+    running = pool.place(pod, feasible, pod.floor)
+    return len(pool.place(pod, feasible, pod.surge, running))
 
 
 @dataclass(frozen=True)
