@@ -420,9 +420,9 @@ def test_the_default_scheduler_spreads_a_gpu_service_so_the_gang_beside_it_stays
 ) -> None:
     # By hand (the default profile): the first replica ties everywhere and takes h100-a. The
     # second: PodTopologySpread's system hostname constraint (maxSkew 3) scores h100-a
-    # round(1·ln(3+2) + 2) = 4 and the others 2, normalised 100·(4+2−4)/4 = 50 against 100
+    # round(1·ln(3+2) + 2) = 4 and the others 2, normalised 100·(4+2-4)/4 = 50 against 100
     # (weight 2); LeastAllocated gives h100-a 92 against 95. So h100-b: two nodes keep 7 GPUs,
-    # and the 2 × 8-GPU gang finds one whole node.
+    # and the 2 x 8-GPU gang finds one whole node.
     run, data = explain_stack(
         gen, tmp_path, GANG_SCHEDULER + SERVICE % (1, "") + GANG, h100_nodes("h100-a", "h100-b", "h100-c")
     )
