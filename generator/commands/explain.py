@@ -259,7 +259,7 @@ def run(
             if any(p.feasible for p in placements):  # else gpu-unschedulable below says it already
                 problems += _capacity_problems(policy, fits[-1])
                 if pod.surge and fits[-1].fit_floor == pod.floor:
-                    problems += _surge_problems(policy, pod, gpu.surge_fit(pod, nodes, placements))
+                    problems += _surge_problems(policy, pod, fits[-1].fit_surge)
         if not any(p.feasible for p in placements):
             problems.append(
                 policy.doc.problem(

@@ -44,6 +44,8 @@ class Node:
     path: Path_ = ()
     taints: list[dict[str, str]] = field(default_factory=list)
     unschedulable: bool = False
+    # what NodeResourcesFit's scoring adds to requested for --pods' Pods that leave cpu or memory out
+    nonzero: dict[str, Decimal] = field(default_factory=dict)
 
     @cached_property
     def shape(self) -> tuple[object, ...]:
@@ -272,6 +274,8 @@ def add_pod_requests(source: InputFile, nodes: list[Node]) -> list[Problem]:
             problems.append(source.problem(err.path, "inventory-invalid", str(err)))
             continue
         _add(bound.requested, {**requests, "pods": Decimal(1)})  # each Pod takes one of the node's Pod slots
+        nonzero = pod_requests(pod["spec"], missing=scoring.DEFAULT_NONZERO)
+        _add(bound.nonzero, {res: nonzero[res] - requests.get(res, Decimal(0)) for res in scoring.DEFAULT_NONZERO})
     return problems
 
 
@@ -603,6 +607,18 @@ class GpuPod:
         """What NodeResourcesFit filters on: every resource requested, and one Pod slot."""
         return {name: amount for name, amount in pod_requests(self.spec).items() if amount} | {"pods": Decimal(1)}
 
+    @cached_property
+    def request_ints(self) -> dict[str, int]:
+        """The requests in the int64 view NodeInfo sums per Pod."""
+        return scoring.int64s({res: amount for res, amount in self.requests.items() if res != "pods"})
+
+    @cached_property
+    def nonzero_ints(self) -> dict[str, int]:
+        """cpu and memory as NodeResourcesFit's scoring counts them (a container without a
+        request counts DefaultMilliCPURequest and DefaultMemoryRequest)."""
+        nonzero = pod_requests(self.spec, missing=scoring.DEFAULT_NONZERO)
+        return {res: scoring.int64(res, nonzero.get(res, Decimal(0))) for res in scoring.DEFAULT_NONZERO}
+
 
 @dataclass(frozen=True)
 class Capacity:
@@ -617,6 +633,7 @@ class Capacity:
     fit_ceiling: int
     gang: bool
     target: str = ""
+    fit_surge: int = 0  # of a rolling update's maxSurge Pods, how many fit beside the floor
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -654,36 +671,63 @@ class Capacity:
         )
 
 
-def _domains_ok(pod: GpuPod, node: Node, nodes: Iterable[Node], own: Mapping[str, int]) -> str | None:
+def _with_hostname(node: Node) -> dict[str, str]:
+    return {scoring.HOSTNAME: node.name, **node.labels}  # kubelet always sets the hostname label
+
+
+def _hard_spread(pod: GpuPod) -> bool:
+    return any(c.get("whenUnsatisfiable") == "DoNotSchedule" for c in pod.spec.get("topologySpreadConstraints") or [])
+
+
+class _Spread:
     """PodTopologySpread's Filter for the Pod's DoNotSchedule constraints (only its own Pods
     match its selector here): placing one more in the node's domain must keep the skew against
-    the emptiest domain within maxSkew. Why it fails, or None."""
-    for constraint in pod.spec.get("topologySpreadConstraints") or []:
-        if constraint.get("whenUnsatisfiable") != "DoNotSchedule":
-            continue
-        key = constraint["topologyKey"]
-        value = node.labels.get(key)
-        if value is None:
-            return f"PodTopologySpread: node has no {key} label"
-        counts: dict[str, int] = {}
-        for other in nodes:
-            if key in other.labels:
-                counts[other.labels[key]] = counts.get(other.labels[key], 0) + own.get(other.name, 0)
-        skew = counts.get(value, 0) + 1 - min(counts.values())
-        if skew > int(constraint.get("maxSkew", 1)):
-            return f"PodTopologySpread: {key}={value} would be {skew} Pods above the emptiest domain (maxSkew {constraint.get('maxSkew', 1)})"
-    return None
+    the emptiest domain within maxSkew. The domains are those of the nodes that passed the
+    Pod's node filters."""
+
+    def __init__(self, pod: GpuPod, nodes: list[Node], own: Mapping[str, int]) -> None:
+        self.constraints = [
+            c for c in pod.spec.get("topologySpreadConstraints") or [] if c.get("whenUnsatisfiable") == "DoNotSchedule"
+        ]
+        self.counts: dict[str, dict[str, int]] = {}
+        for c in self.constraints:
+            counts = self.counts.setdefault(c["topologyKey"], {})
+            for node in nodes:
+                value = _with_hostname(node).get(c["topologyKey"])
+                if value is not None:
+                    counts[value] = counts.get(value, 0) + own.get(node.name, 0)
+
+    def refusal(self, node: Node) -> str | None:
+        """Why one more Pod on node breaks a constraint, or None."""
+        for c in self.constraints:
+            key = c["topologyKey"]
+            value = _with_hostname(node).get(key)
+            if value is None:
+                return f"PodTopologySpread: node has no {key} label"
+            counts = self.counts[key]
+            skew = counts.get(value, 0) + 1 - min(counts.values())
+            if skew > int(c.get("maxSkew", 1)):
+                return (
+                    f"PodTopologySpread: {key}={value} would be {skew} Pods above the emptiest domain "
+                    f"(maxSkew {c.get('maxSkew', 1)})"
+                )
+        return None
 
 
 class Pool:
     """What the inventory's nodes have free while Pods are placed on them one at a time: each
     placement takes every resource its Pod requests and a Pod slot. A node's free resources are
-    worked out when a placement first looks at it."""
+    worked out when a placement first looks at it; what the Score plugins read of it is kept
+    until a placement changes it."""
 
     def __init__(self, nodes: Iterable[Node]) -> None:
         self._nodes = {node.name: node for node in nodes}
         self.free: dict[str, dict[str, Decimal]] = {}
-        self.nonzero: dict[str, dict[str, Decimal]] = {}  # what scoring adds for requests a Pod left out
+        # the int64 view the scores read: allocatable, requested, NonZeroRequested
+        self._ints: dict[str, tuple[dict[str, int], dict[str, int], dict[str, int]]] = {}
+        self._version: dict[str, int] = {}
+        self._candidates: dict[tuple[int, str], tuple[int, scoring.Candidate]] = {}
+        self._statics: dict[tuple[int, object], tuple[int, int]] = {}  # (pod, node shape) -> taints, affinity
 
     def left(self, name: str) -> dict[str, Decimal]:
         found = self.free.get(name)
@@ -694,6 +738,18 @@ class Pool:
             }
         return found
 
+    def _int64(self, name: str) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
+        found = self._ints.get(name)
+        if found is None:
+            node = self._nodes[name]
+            requested = scoring.int64s(node.requested)
+            nonzero = {
+                res: requested.get(res, 0) + scoring.int64(res, node.nonzero.get(res, Decimal(0)))
+                for res in scoring.DEFAULT_NONZERO
+            }
+            found = self._ints[name] = (scoring.int64s(node.allocatable), requested, nonzero)
+        return found
+
     def _fits(self, pod: GpuPod, name: str) -> bool:
         node, left = self._nodes[name], self.left(name)
         return all(
@@ -702,47 +758,61 @@ class Pool:
             if res != "pods" or res in node.allocatable
         )
 
-    def candidate(self, pod: GpuPod, name: str, own: int, fits: bool) -> scoring.Candidate:
-        """The node as the Score plugins read it now."""
-        node, left = self._nodes[name], self.left(name)
-        requested = {res: amount - left.get(res, Decimal(0)) for res, amount in node.allocatable.items()}
-        extra = self.nonzero.get(name, {})
-        tolerations = [
-            t
-            for t in pod.spec.get("tolerations") or []
-            if isinstance(t, Mapping) and t.get("effect") in (None, "", "PreferNoSchedule")
-        ]
-        preferred = ((pod.spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-            "preferredDuringSchedulingIgnoredDuringExecution"
-        ) or []
-        return scoring.Candidate(
-            name,
-            {scoring.HOSTNAME: name, **node.labels},  # kubelet always sets the hostname label
-            node.allocatable,
-            requested,
-            {res: requested.get(res, Decimal(0)) + extra.get(res, Decimal(0)) for res in scoring.DEFAULT_NONZERO},
-            sum(
-                1
-                for t in node.taints
-                if t["effect"] == "PreferNoSchedule" and not any(tolerates(x, t) for x in tolerations)
-            ),
-            sum(int(t.get("weight", 0)) for t in preferred if _term_mismatch(t.get("preference") or {}, node) is None),
-            own,
-            fits,
+    def _static(self, pod: GpuPod, node: Node) -> tuple[int, int]:
+        """The PreferNoSchedule taints pod does not tolerate, and the weight of the preferred
+        node-affinity terms node matches: alike for the nodes of one node group."""
+        key = (id(pod), node.shape)
+        found = self._statics.get(key)
+        if found is None:
+            tolerations = [
+                t
+                for t in pod.spec.get("tolerations") or []
+                if isinstance(t, Mapping) and t.get("effect") in (None, "", "PreferNoSchedule")
+            ]
+            preferred = ((pod.spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+                "preferredDuringSchedulingIgnoredDuringExecution"
+            ) or []
+            found = self._statics[key] = (
+                sum(
+                    1
+                    for t in node.taints
+                    if t["effect"] == "PreferNoSchedule" and not any(tolerates(x, t) for x in tolerations)
+                ),
+                sum(
+                    int(t.get("weight", 0))
+                    for t in preferred
+                    if _term_mismatch(t.get("preference") or {}, node) is None
+                ),
+            )
+        return found
+
+    def _candidate(self, pod: GpuPod, name: str) -> scoring.Candidate:
+        """The node as the Score plugins read it now (kept until a placement changes it)."""
+        version = self._version.get(name, 0)
+        kept = self._candidates.get((id(pod), name))
+        if kept is not None and kept[0] == version:
+            return kept[1]
+        node = self._nodes[name]
+        allocatable, requested, nonzero = self._int64(name)
+        untolerated, preferred = self._static(pod, node)
+        candidate = scoring.Candidate(
+            name, _with_hostname(node), allocatable, requested, nonzero, untolerated, preferred
         )
+        self._candidates[(id(pod), name)] = (version, candidate)
+        return candidate
 
     def take(self, pod: GpuPod, name: str, sign: int = 1) -> None:
         """Place (or, with sign -1, release) one of pod's Pods on the node."""
         node, left = self._nodes[name], self.left(name)
+        _, requested, nonzero = self._int64(name)
         for res, amount in pod.requests.items():
             if res in node.allocatable or res != "pods":
                 left[res] = left.get(res, Decimal(0)) - sign * amount
-        extra = self.nonzero.setdefault(name, {})
-        nonzero = pod_requests(pod.spec, missing=scoring.DEFAULT_NONZERO)
-        for res in scoring.DEFAULT_NONZERO:
-            extra[res] = extra.get(res, Decimal(0)) + sign * (
-                nonzero.get(res, Decimal(0)) - pod.requests.get(res, Decimal(0))
-            )
+        for res, units in pod.request_ints.items():
+            requested[res] = requested.get(res, 0) + sign * units
+        for res, units in pod.nonzero_ints.items():
+            nonzero[res] = nonzero.get(res, 0) + sign * units
+        self._version[name] = self._version.get(name, 0) + 1
 
     def scores(
         self,
@@ -751,17 +821,22 @@ class Pool:
         own: Mapping[str, int],
         utilization: Mapping[str, Utilization | str] | None = None,
     ) -> dict[str, dict[str, int]]:
-        """Each node that passed pod's node filters and still holds it: its score per plugin."""
-        names = sorted(name for name in set(feasible) if name in self._nodes)
-        statics = [self._nodes[name] for name in names]
+        """Each node that passed pod's node filters (feasible: their names, sorted) and still
+        holds it: its score per plugin."""
+        names = [name for name in feasible if name in self._nodes]
+        spread = _Spread(pod, [self._nodes[name] for name in names], own) if _hard_spread(pod) else None
         nodes = []
         for name in names:
-            fits = (
-                self._fits(pod, name)
-                and not (pod.one_per_node and own.get(name, 0))
-                and _domains_ok(pod, self._nodes[name], statics, own) is None
+            candidate = self._candidate(pod, name)
+            candidate.own = own.get(name, 0)
+            if "room" not in candidate.memo:  # free resources change only where a Pod is placed
+                candidate.memo["room"] = self._fits(pod, name)
+            candidate.fits = (
+                bool(candidate.memo["room"])
+                and not (pod.one_per_node and candidate.own)
+                and (spread is None or spread.refusal(self._nodes[name]) is None)
             )
-            nodes.append(self.candidate(pod, name, own.get(name, 0), fits))
+            nodes.append(candidate)
         needed = int(pod.requests.get(pod.resource, Decimal(0)))
 
         def packing(node: scoring.Candidate) -> int:
@@ -776,8 +851,9 @@ class Pool:
         filters for one Pod, those whose free resources still hold it (with one_per_node, that
         hold none of it yet; `beside` naming where it already runs), the highest weighted score
         of its profile, ties by node name. Stops at the first Pod that fits nowhere, as
-        kube-scheduler leaves it Pending."""
-        feasible = list(feasible)
+        kube-scheduler leaves it Pending. A node whose free resources stop holding the Pod is
+        out for the rest: they only shrink while it is placed."""
+        feasible = sorted(set(feasible))
         own: dict[str, int] = {}
         for name in beside or ():
             own[name] = own.get(name, 0) + 1
@@ -794,21 +870,18 @@ class Pool:
 
 
 def _score_pod(pod: GpuPod, packing: Callable[[scoring.Candidate], int]) -> scoring.ScorePod:
-    return scoring.ScorePod(
-        pod.spec,
-        pod.labels,
-        pod.requests,
-        pod_requests(pod.spec, missing=scoring.DEFAULT_NONZERO),
-        pod.resource,
-        pod.selected,
-        packing,
-    )
+    return scoring.ScorePod(pod.spec, pod.labels, pod.request_ints, pod.nonzero_ints, pod.selected, packing)
 
 
 def capacity(pod: GpuPod, nodes: list[Node], rows: list[Placement]) -> Capacity:
-    """The floor's and the ceiling's placement of a service or gang, alone on the inventory."""
+    """The floor's and the ceiling's placement of a service or gang, alone on the inventory;
+    and how many of a rolling update's surge Pods fit beside the floor (the Pods placed after
+    the floor are those, as far as they go)."""
     feasible = [row.node for row in rows if row.feasible]
-    placed = Pool(nodes).place(pod, feasible, max(pod.floor, pod.ceiling))
+    pool = Pool(nodes)
+    placed = pool.place(pod, feasible, max(pod.floor, pod.ceiling))
+    if pod.surge > len(placed) - pod.floor >= max(pod.ceiling - pod.floor, 0):
+        placed += pool.place(pod, feasible, pod.surge - (len(placed) - pod.floor), placed)
     floor = placed[: pod.floor]
     counts: dict[str, int] = {}
     for node in floor:
@@ -823,15 +896,8 @@ def capacity(pod: GpuPod, nodes: list[Node], rows: list[Placement]) -> Capacity:
         min(len(placed), pod.ceiling),
         pod.gang,
         pod.target,
+        min(max(len(placed) - pod.floor, 0), pod.surge),
     )
-
-
-def surge_fit(pod: GpuPod, nodes: list[Node], rows: list[Placement]) -> int:
-    """How many of a rolling update's surge Pods fit beside the floor's, on the inventory."""
-    pool = Pool(nodes)
-    feasible = [row.node for row in rows if row.feasible]
-    running = pool.place(pod, feasible, pod.floor)
-    return len(pool.place(pod, feasible, pod.surge, running))
 
 
 @dataclass(frozen=True)
@@ -915,7 +981,7 @@ def explain(
         if reasons:
             failed[node.name] = "; ".join(reasons)
     packs = "GPUPacking" in pod.profile.weights
-    ranked = Pool(nodes).scores(pod, [n.name for n in nodes if n.name not in failed], {}, utilization)
+    ranked = Pool(nodes).scores(pod, sorted(n.name for n in nodes if n.name not in failed), {}, utilization)
     rows = []
     for node in nodes:
         if node.name in failed:

@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import cached_property
 from typing import Any
 
 from generator.kube import labels, scheduler_config
@@ -28,6 +29,7 @@ SYSTEM_SPREAD = (
     {"topologyKey": HOSTNAME, "maxSkew": 3, "whenUnsatisfiable": "ScheduleAnyway"},
     {"topologyKey": ZONE, "maxSkew": 5, "whenUnsatisfiable": "ScheduleAnyway"},
 )
+BALANCED = (("cpu", 1), ("memory", 1))  # NodeResourcesBalancedAllocationArgs' default resources
 COMPUTED = frozenset(
     {
         "TaintToleration",
@@ -63,6 +65,10 @@ class Profile:
             scheduler_config.fit_enabled(config),
         )
 
+    @cached_property
+    def fit_resources(self) -> tuple[tuple[str, int], ...]:
+        return tuple((str(r.get("name")), int(r.get("weight") or 1)) for r in self.fit.get("resources") or [])
+
     @property
     def unscored(self) -> list[str]:
         """Score plugins gen cannot compute: out-of-tree ones it does not know."""
@@ -75,42 +81,47 @@ DEFAULT_PROFILE = Profile.of({"schedulerName": "default-scheduler"})
 @dataclass
 class Candidate:
     """A node that passed the Pod's node filters, as the Score plugins read it: its labels,
-    what it has allocatable, what is requested on it (as given, and with the non-zero defaults
-    for Pods gen places), how many of this workload's Pods it already runs, the PreferNoSchedule
-    taints the Pod does not tolerate, the weight of the preferred node-affinity terms it
-    matches, and whether its free resources still hold the Pod (only those are scored; the
-    others still count in their topology domains)."""
+    what it has allocatable and what is requested on it (Kubernetes' int64 view: millicores
+    for cpu), cpu and memory as NodeResourcesFit's scoring counts them (NonZeroRequested), the
+    PreferNoSchedule taints the Pod does not tolerate, the weight of the preferred node-affinity
+    terms it matches, how many of this workload's Pods it already runs, and whether its free
+    resources still hold the Pod (only those are scored; the others still count in their
+    topology domains). memo keeps the plugins' scores that read the node alone."""
 
     name: str
     labels: Mapping[str, str]
-    allocatable: Mapping[str, Decimal]
-    requested: Mapping[str, Decimal]
-    nonzero: Mapping[str, Decimal]
+    allocatable: Mapping[str, int]
+    requested: Mapping[str, int]
+    nonzero: Mapping[str, int]
     untolerated: int = 0
     preferred: int = 0
     own: int = 0
     fits: bool = True
+    memo: dict[str, int | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class ScorePod:
-    """The Pod being scored: its spec, its template labels, its requests (as kube-scheduler
-    sums them, and with the non-zero defaults), its GPU resource, whether a Service or
-    ReplicaSet selects it (PodTopologySpread's system defaults apply), and the seed's
-    GPUPacking score hook (utilization may blend it)."""
+    """The Pod being scored: its spec, its template labels, its requests (int64 view, as
+    kube-scheduler sums them, and with the non-zero defaults), whether a Service or ReplicaSet
+    selects it (PodTopologySpread's system defaults apply), and the seed's GPUPacking score hook
+    (utilization may blend it)."""
 
     spec: Mapping[str, Any]
     labels: Mapping[str, str]
-    requests: Mapping[str, Decimal]
-    nonzero: Mapping[str, Decimal]
-    resource: str
+    requests: Mapping[str, int]
+    nonzero: Mapping[str, int]
     selected: bool
     packing: Callable[[Candidate], int]
 
 
-def _milli(resource: str, amount: Decimal) -> int:
-    """Kubernetes' int64 view: millicores for cpu, whole units otherwise (rounded up)."""
+def int64(resource: str, amount: Decimal) -> int:
+    """Kubernetes' int64 view of a quantity: millicores for cpu, whole units otherwise (rounded up)."""
     return math.ceil(amount * 1000) if resource == "cpu" else math.ceil(amount)
+
+
+def int64s(amounts: Mapping[str, Decimal]) -> dict[str, int]:
+    return {res: int64(res, amount) for res, amount in amounts.items()}
 
 
 def _is_scalar(resource: str) -> bool:
@@ -118,21 +129,19 @@ def _is_scalar(resource: str) -> bool:
 
 
 def _allocation(
-    pod: ScorePod, node: Candidate, resources: Sequence[Mapping[str, Any]], nonzero: bool
+    pod: ScorePod, node: Candidate, resources: Sequence[tuple[str, int]], nonzero: bool
 ) -> list[tuple[int, int, int]]:
     """resourceAllocationScorer.score's inputs: (allocatable, requested with the Pod, weight) per
     configured resource; a scalar the Pod does not request, or one the node lacks, is left out."""
     out = []
-    for entry in resources:
-        res, weight = str(entry.get("name")), int(entry.get("weight") or 1)
-        asked = (pod.nonzero if nonzero and res in DEFAULT_NONZERO else pod.requests).get(res, Decimal(0))
+    for res, weight in resources:
+        counted = nonzero and res in DEFAULT_NONZERO
+        asked = (pod.nonzero if counted else pod.requests).get(res, 0)
         if asked == 0 and _is_scalar(res):
             continue
-        on_node = (node.nonzero if nonzero and res in DEFAULT_NONZERO else node.requested).get(res, Decimal(0))
-        alloc = _milli(res, node.allocatable.get(res, Decimal(0)))
-        if alloc == 0:
-            continue
-        out.append((alloc, _milli(res, on_node + asked), weight))
+        alloc = node.allocatable.get(res, 0)
+        if alloc:
+            out.append((alloc, (node.nonzero if counted else node.requested).get(res, 0) + asked, weight))
     return out
 
 
@@ -147,11 +156,12 @@ def _broken_linear(shape: Sequence[tuple[int, int]], p: int) -> int:
     return shape[-1][1]
 
 
-def fit_score(pod: ScorePod, node: Candidate, strategy: Mapping[str, Any]) -> int:
+def fit_score(pod: ScorePod, node: Candidate, profile: Profile) -> int:
     """NodeResourcesFit's Score: LeastAllocated ((allocatable - requested)·100/allocatable),
     MostAllocated (requested·100/allocatable) or RequestedToCapacityRatio, averaged by weight."""
+    strategy = profile.fit
     kind = strategy.get("type", "LeastAllocated")
-    rows = _allocation(pod, node, strategy.get("resources") or [], nonzero=True)
+    rows = _allocation(pod, node, profile.fit_resources, nonzero=True)
     total = weights = 0
     if kind == "RequestedToCapacityRatio":
         shape = [
@@ -178,10 +188,9 @@ def balanced_score(pod: ScorePod, node: Candidate) -> int | None:
     """NodeResourcesBalancedAllocation over cpu and memory (requests as given, no defaults):
     (1 - the spread of the requested fractions)·100. None when the Pod requests neither (its
     PreScore skips a best-effort Pod)."""
-    resources = scheduler_config.DEFAULT_FIT_STRATEGY["resources"]
-    if not any(pod.requests.get(str(r["name"])) for r in resources):
+    if not (pod.requests.get("cpu") or pod.requests.get("memory")):
         return None
-    fractions = [min(req / alloc, 1.0) for alloc, req, _ in _allocation(pod, node, resources, nonzero=False)]
+    fractions = [min(req / alloc, 1.0) for alloc, req, _ in _allocation(pod, node, BALANCED, nonzero=False)]
     std = 0.0
     if len(fractions) == 2:
         std = abs((fractions[0] - fractions[1]) / 2)
@@ -216,6 +225,17 @@ def _round(value: float) -> int:
     return math.floor(value + 0.5)
 
 
+def _domain_pods(keys: set[str], nodes: Sequence[Candidate]) -> dict[str, dict[str, int]]:
+    """Per topology key, the workload's Pods in each of its domains."""
+    out: dict[str, dict[str, int]] = {key: {} for key in keys}
+    for node in nodes:
+        if node.own:
+            for key in keys:
+                if key in node.labels:
+                    out[key][node.labels[key]] = out[key].get(node.labels[key], 0) + node.own
+    return out
+
+
 def _spread_raw(pod: ScorePod, candidates: Sequence[Candidate], nodes: Sequence[Candidate]) -> dict[str, int] | None:
     """PodTopologySpread's Score before normalising: per ScheduleAnyway constraint, the matching
     Pods in the node's domain times log(domains + 2), plus maxSkew - 1 (scoreForCount). Only this
@@ -229,6 +249,9 @@ def _spread_raw(pod: ScorePod, candidates: Sequence[Candidate], nodes: Sequence[
         return system or all(c["topologyKey"] in node.labels for c in constraints)
 
     eligible = [n for n in candidates if counted(n)]
+    keys = {c["topologyKey"] for c in constraints} - {HOSTNAME}
+    pods = _domain_pods(keys, [n for n in nodes if counted(n)])
+    sizes = {key: len({n.labels.get(key, "") for n in eligible}) for key in keys} | {HOSTNAME: len(eligible)}
     out = {n.name: 0 for n in candidates}
     for node in eligible:
         score = 0.0
@@ -236,12 +259,8 @@ def _spread_raw(pod: ScorePod, candidates: Sequence[Candidate], nodes: Sequence[
             key = c["topologyKey"]
             if key not in node.labels:
                 continue
-            if key == HOSTNAME:
-                count, size = node.own, len(candidates)
-            else:
-                count = sum(n.own for n in nodes if counted(n) and n.labels.get(key) == node.labels[key])
-                size = len({n.labels.get(key, "") for n in eligible})
-            score += count * math.log(size + 2) + (int(c.get("maxSkew", 1)) - 1)
+            count = node.own if key == HOSTNAME else pods[key].get(node.labels[key], 0)
+            score += count * math.log(sizes[key] + 2) + (int(c.get("maxSkew", 1)) - 1)
         out[node.name] = _round(score)
     ignored = {n.name for n in candidates} - {n.name for n in eligible}
     kept = [s for n, s in out.items() if n not in ignored]
@@ -268,19 +287,26 @@ def _pod_affinity_raw(
                 terms.append((term.get("topologyKey", HOSTNAME), sign * int(entry.get("weight", 0))))
     if not terms:
         return None
+    pods = _domain_pods({key for key, _ in terms} - {HOSTNAME}, nodes)
     raw = {}
     for node in candidates:
         total = 0
         for key, weight in terms:
             if key not in node.labels:
                 continue
-            pods = node.own if key == HOSTNAME else sum(n.own for n in nodes if n.labels.get(key) == node.labels[key])
-            total += 2 * weight * pods  # the incoming Pod's term, and each existing Pod's same term
+            count = node.own if key == HOSTNAME else pods[key].get(node.labels[key], 0)
+            total += 2 * weight * count  # the incoming Pod's term, and each existing Pod's same term
         raw[node.name] = total
     if not any(n.own for n in nodes):
         return dict.fromkeys(raw, 0)  # topologyScore is empty: NormalizeScore leaves every node at 0
-    low, high = min(raw.values()), max(raw.values())
+    low, high = min(0, *raw.values()), max(0, *raw.values())  # both start at 0 in NormalizeScore
     return {n: int(MAX_NODE_SCORE * (s - low) / (high - low)) if high > low else 0 for n, s in raw.items()}
+
+
+def _memo(node: Candidate, plugin: str, compute: Callable[[Candidate], int | None]) -> int | None:
+    if plugin not in node.memo:
+        node.memo[plugin] = compute(node)
+    return node.memo[plugin]
 
 
 def score(pod: ScorePod, nodes: Sequence[Candidate], profile: Profile) -> dict[str, dict[str, int]]:
@@ -299,16 +325,18 @@ def score(pod: ScorePod, nodes: Sequence[Candidate], profile: Profile) -> dict[s
     if "NodeAffinity" in weights:
         put("NodeAffinity", _default_normalize({n.name: n.preferred for n in candidates}, False))
     if "NodeResourcesFit" in weights:
-        put("NodeResourcesFit", {n.name: fit_score(pod, n, profile.fit) for n in candidates})
+        put(
+            "NodeResourcesFit", {n.name: _memo(n, "fit", lambda n: fit_score(pod, n, profile)) or 0 for n in candidates}
+        )
     if "NodeResourcesBalancedAllocation" in weights:
-        balanced = {n.name: balanced_score(pod, n) for n in candidates}
+        balanced = {n.name: _memo(n, "balanced", lambda n: balanced_score(pod, n)) for n in candidates}
         put("NodeResourcesBalancedAllocation", {n: s for n, s in balanced.items() if s is not None})
     if "PodTopologySpread" in weights and (spread := _spread_raw(pod, candidates, nodes)) is not None:
         put("PodTopologySpread", spread)
     if "InterPodAffinity" in weights and (inter := _pod_affinity_raw(pod, candidates, nodes)) is not None:
         put("InterPodAffinity", inter)
     if "GPUPacking" in weights:
-        put("GPUPacking", {n.name: pod.packing(n) for n in candidates})
+        put("GPUPacking", {n.name: _memo(n, "packing", pod.packing) or 0 for n in candidates})
     return per
 
 
