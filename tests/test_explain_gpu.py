@@ -491,3 +491,112 @@ def test_a_rolling_update_whose_surge_the_inventory_lacks_is_a_warning(gen: Call
     assert re.search(r"stack\.yaml:\d+:\d+: warning gpu-rollout-surge a rolling update adds 1 Pod of 8 nvidia", run.err)
     run, _ = explain_stack(gen, tmp_path, SERVICE % (8, ""), h100_nodes("h100-a", "h100-b", "h100-c"))
     assert run.code == 0 and "gpu-rollout-surge" not in run.err
+
+
+def test_a_scheduler_profile_scores_with_the_plugins_kube_scheduler_builds_from_it() -> None:
+    from generator.kube.scheduler_config import score_weights
+
+    default = {
+        "TaintToleration": 3,
+        "NodeAffinity": 2,
+        "NodeResourcesFit": 1,
+        "VolumeBinding": 1,
+        "PodTopologySpread": 2,
+        "InterPodAffinity": 2,
+        "DynamicResources": 1,
+        "NodeResourcesBalancedAllocation": 1,
+        "ImageLocality": 1,
+    }
+    assert score_weights({}) == default
+    # an out-of-tree plugin added at score joins the defaults
+    assert score_weights({"plugins": {"score": {"enabled": [{"name": "GPUPacking", "weight": 10}]}}}) == {
+        **default,
+        "GPUPacking": 10,
+    }
+    # a default re-enabled at score keeps the new weight; one disabled there is gone
+    score = {"enabled": [{"name": "NodeResourcesFit", "weight": 5}], "disabled": [{"name": "PodTopologySpread"}]}
+    got = score_weights({"plugins": {"score": score}})
+    assert got["NodeResourcesFit"] == 5 and "PodTopologySpread" not in got
+    # `*` disabled at score leaves only what the score set enables; weight 0 is 1
+    only = {"score": {"enabled": [{"name": "GPUPacking", "weight": 0}], "disabled": [{"name": "*"}]}}
+    assert score_weights({"plugins": only}) == {"GPUPacking": 1}
+    # `*` disabled at multiPoint drops every default; a plugin that does not score adds nothing
+    multi = {"multiPoint": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]}}
+    assert score_weights({"plugins": multi}) == {}
+
+
+def test_most_allocated_on_gpus_packs_where_the_default_profile_spreads(
+    gen: Callable[..., Run], tmp_path: Path
+) -> None:
+    # gpu-2 already runs 6 GPUs' Pods (48 CPU). Default profile, for a 1-GPU 4-CPU replica:
+    # LeastAllocated gpu-1 (95 cpu, 96 memory) 95 against gpu-2 (45, 96) 70, BalancedAllocation
+    # 99 against 74: gpu-1. The bin-packer profile's MostAllocated (gpu 5, cpu 1, memory 1):
+    # gpu-2 (87·5 + 54 + 3)/7 = 70 against gpu-1 (12·5 + 4 + 3)/7 = 9, 61 ahead of the 25 it
+    # loses on balance: gpu-2.
+    packer = """\
+---
+apiVersion: gen/v1alpha1
+kind: Scheduler
+metadata: {name: bin-packer}
+spec:
+  namespace: bin-packer
+  image: registry.k8s.io/kube-scheduler:v1.35.0
+  profiles:
+  - schedulerName: bin-packer
+    pluginConfig:
+    - name: NodeResourcesFit
+      args:
+        scoringStrategy:
+          type: MostAllocated
+          resources: [{name: nvidia.com/gpu, weight: 5}, {name: cpu, weight: 1}, {name: memory, weight: 1}]
+"""
+    nodes = (
+        f"- name: gpu-1\n  labels: {H100}\n  allocatable: {{nvidia.com/gpu: 8, cpu: 96, memory: 1Ti}}\n"
+        f"- name: gpu-2\n  labels: {H100}\n  allocatable: {{nvidia.com/gpu: 8, cpu: 96, memory: 1Ti}}\n"
+        "  requested: {nvidia.com/gpu: 6, cpu: 48}\n"
+    )
+    service = (SERVICE % (1, "")).replace("replicas: 2", "replicas: 1")
+    run, data = explain_stack(gen, tmp_path, service, nodes)
+    assert run.code == 0, run.err
+    assert data["capacity"][0]["placed"] == [{"node": "gpu-1", "replicas": 1}]
+    rows = {r["node"]: r["plugins"] for r in data["placements"]}
+    assert (rows["gpu-1"]["NodeResourcesFit"], rows["gpu-2"]["NodeResourcesFit"]) == (95, 70)
+    run, data = explain_stack(
+        gen, tmp_path, packer + service.replace("  deletionCost", "  schedulerName: bin-packer\n  deletionCost"), nodes
+    )
+    assert run.code == 0, run.err
+    assert data["capacity"][0]["placed"] == [{"node": "gpu-2", "replicas": 1}]
+    rows = {r["node"]: r["plugins"] for r in data["placements"]}
+    assert (rows["gpu-1"]["NodeResourcesFit"], rows["gpu-2"]["NodeResourcesFit"]) == (9, 70)
+
+
+def test_preferred_anti_affinity_outweighs_packing(gen: Callable[..., Run], tmp_path: Path) -> None:
+    # As the packing test, with spreadAcrossNodes: preferred (anti-affinity, weight 100). For the
+    # second replica InterPodAffinity scores h100-a 2·(-100) = -200 (its term and the first
+    # replica's), the others 0: normalised 0 against 100, weight 2. GPUPacking's 200 for h100-a
+    # is met by InterPodAffinity's 200 and spreading's 100: h100-b.
+    service = SERVICE % (1, "  schedulerName: gpu-scheduler\n  placement: {spreadAcrossNodes: preferred}\n")
+    run, data = explain_stack(gen, tmp_path, GANG_SCHEDULER + service, h100_nodes("h100-a", "h100-b", "h100-c"))
+    assert run.code == 0, run.err
+    assert data["capacity"][0]["placed"] == [{"node": "h100-a", "replicas": 1}, {"node": "h100-b", "replicas": 1}]
+
+
+def test_a_zone_spread_that_does_not_schedule_leaves_replicas_pending(gen: Callable[..., Run], tmp_path: Path) -> None:
+    # 4-GPU replicas, maxSkew 1 over zones: a1 (zone a, ties by name), then zone b's b1 (a would
+    # be 2 above b), then a2 (1 above b is allowed), then nothing: zone a is 1 ahead and b1 is full.
+    nodes = "".join(
+        f"- name: {name}\n  labels: {{nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3, topology.kubernetes.io/zone: {zone}}}\n"
+        f"  allocatable: {{nvidia.com/gpu: {gpus}, cpu: 96, memory: 1Ti}}\n"
+        for name, zone, gpus in (("a1", "a", 8), ("a2", "a", 8), ("b1", "b", 4))
+    )
+    spread = "  placement: {zoneSpread: {maxSkew: 1, whenUnsatisfiable: DoNotSchedule}}\n"
+    service = (SERVICE % (4, spread)).replace("replicas: 2", "replicas: 4")
+    run, data = explain_stack(gen, tmp_path, service, nodes)
+    assert run.code == 1 and "only 3 of the 4 replicas it always runs fit" in run.err, run.err
+    assert data["capacity"][0]["placed"] == [
+        {"node": "a1", "replicas": 1},
+        {"node": "a2", "replicas": 1},
+        {"node": "b1", "replicas": 1},
+    ]
+    run, data = explain_stack(gen, tmp_path, service.replace("DoNotSchedule", "ScheduleAnyway"), nodes)
+    assert run.code == 0, run.err

@@ -682,20 +682,18 @@ def _hard_spread(pod: GpuPod) -> bool:
 class _Spread:
     """PodTopologySpread's Filter for the Pod's DoNotSchedule constraints (only its own Pods
     match its selector here): placing one more in the node's domain must keep the skew against
-    the emptiest domain within maxSkew. The domains are those of the nodes that passed the
-    Pod's node filters."""
+    the emptiest domain within maxSkew (filtering.go). nodes: those whose domains count."""
 
     def __init__(self, pod: GpuPod, nodes: list[Node], own: Mapping[str, int]) -> None:
         self.constraints = [
             c for c in pod.spec.get("topologySpreadConstraints") or [] if c.get("whenUnsatisfiable") == "DoNotSchedule"
         ]
-        self.counts: dict[str, dict[str, int]] = {}
-        for c in self.constraints:
-            counts = self.counts.setdefault(c["topologyKey"], {})
-            for node in nodes:
-                value = _with_hostname(node).get(c["topologyKey"])
-                if value is not None:
-                    counts[value] = counts.get(value, 0) + own.get(node.name, 0)
+        self.counts: dict[str, dict[str, int]] = {c["topologyKey"]: {} for c in self.constraints}
+        for node in nodes:
+            labels = _with_hostname(node)
+            if all(key in labels for key in self.counts):  # a node lacking one key counts in none
+                for key, counts in self.counts.items():
+                    counts[labels[key]] = counts.get(labels[key], 0) + own.get(node.name, 0)
 
     def refusal(self, node: Node) -> str | None:
         """Why one more Pod on node breaks a constraint, or None."""
@@ -705,7 +703,7 @@ class _Spread:
             if value is None:
                 return f"PodTopologySpread: node has no {key} label"
             counts = self.counts[key]
-            skew = counts.get(value, 0) + 1 - min(counts.values())
+            skew = counts.get(value, 0) + 1 - min(counts.values(), default=0)
             if skew > int(c.get("maxSkew", 1)):
                 return (
                     f"PodTopologySpread: {key}={value} would be {skew} Pods above the emptiest domain "
@@ -728,6 +726,7 @@ class Pool:
         self._version: dict[str, int] = {}
         self._candidates: dict[tuple[int, str], tuple[int, scoring.Candidate]] = {}
         self._statics: dict[tuple[int, object], tuple[int, int]] = {}  # (pod, node shape) -> taints, affinity
+        self._matching: dict[int, list[Node]] = {}
 
     def left(self, name: str) -> dict[str, Decimal]:
         found = self.free.get(name)
@@ -748,6 +747,17 @@ class Pool:
                 for res in scoring.DEFAULT_NONZERO
             }
             found = self._ints[name] = (scoring.int64s(node.allocatable), requested, nonzero)
+        return found
+
+    def _affine(self, pod: GpuPod) -> list[Node]:
+        """The nodes whose domains PodTopologySpread's Filter counts: those that match the
+        Pod's nodeSelector and required node affinity (nodeAffinityPolicy Honor), tainted or
+        not (nodeTaintsPolicy Ignore), the defaults."""
+        found = self._matching.get(id(pod))
+        if found is None:
+            found = self._matching[id(pod)] = [
+                node for node in self._nodes.values() if affinity_mismatch(pod.spec, node) is None
+            ]
         return found
 
     def _fits(self, pod: GpuPod, name: str) -> bool:
@@ -824,7 +834,7 @@ class Pool:
         """Each node that passed pod's node filters (feasible: their names, sorted) and still
         holds it: its score per plugin."""
         names = [name for name in feasible if name in self._nodes]
-        spread = _Spread(pod, [self._nodes[name] for name in names], own) if _hard_spread(pod) else None
+        spread = _Spread(pod, self._affine(pod), own) if _hard_spread(pod) else None
         nodes = []
         for name in names:
             candidate = self._candidate(pod, name)
