@@ -486,8 +486,8 @@ spec:
 
 def test_a_rolling_update_whose_surge_the_inventory_lacks_is_a_warning(gen: Callable[..., Run], tmp_path: Path) -> None:
     # replicas 2, maxSurge 25% rounded up: the update adds one 8-GPU Pod before removing one
-    run, _ = explain_stack(gen, tmp_path, SERVICE % (8, ""), h100_nodes("h100-a", "h100-b"))
-    assert run.code == 0
+    run, data = explain_stack(gen, tmp_path, SERVICE % (8, ""), h100_nodes("h100-a", "h100-b"))
+    assert run.code == 0 and (data["capacity"][0]["surge"], data["capacity"][0]["fit_surge"]) == (1, 0)
     assert re.search(r"stack\.yaml:\d+:\d+: warning gpu-rollout-surge a rolling update adds 1 Pod of 8 nvidia", run.err)
     run, _ = explain_stack(gen, tmp_path, SERVICE % (8, ""), h100_nodes("h100-a", "h100-b", "h100-c"))
     assert run.code == 0 and "gpu-rollout-surge" not in run.err

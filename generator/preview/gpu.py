@@ -633,7 +633,8 @@ class Capacity:
     fit_ceiling: int
     gang: bool
     target: str = ""
-    fit_surge: int = 0  # of a rolling update's maxSurge Pods, how many fit beside the floor
+    surge: int = 0  # a Deployment's rolling update: the maxSurge Pods it adds above the floor
+    fit_surge: int = 0  # how many of them fit beside the floor
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -645,6 +646,8 @@ class Capacity:
             "placed": [{"node": node, "replicas": count} for node, count in self.placed],
             "fit_floor": self.fit_floor,
             "fit_ceiling": self.fit_ceiling,
+            "surge": self.surge,
+            "fit_surge": self.fit_surge,
         }
 
     def summary(self) -> str:
@@ -906,6 +909,7 @@ def capacity(pod: GpuPod, nodes: list[Node], rows: list[Placement]) -> Capacity:
         min(len(placed), pod.ceiling),
         pod.gang,
         pod.target,
+        pod.surge,
         min(max(len(placed) - pod.floor, 0), pod.surge),
     )
 

@@ -48,12 +48,11 @@ ALIKE = frozenset({"ImageLocality", "VolumeBinding", "DynamicResources"})
 @dataclass(frozen=True)
 class Profile:
     """A scheduler profile as gen scores with it: its schedulerName, its Score plugins and
-    weights, NodeResourcesFit's scoring strategy, and whether NodeResourcesFit filters."""
+    weights, and NodeResourcesFit's scoring strategy."""
 
     name: str
     weights: Mapping[str, int]
     fit: Mapping[str, Any] = field(default_factory=lambda: scheduler_config.DEFAULT_FIT_STRATEGY)
-    fit_filters: bool = True
 
     @classmethod
     def of(cls, config: dict[str, Any]) -> Profile:
@@ -62,7 +61,6 @@ class Profile:
             str(config.get("schedulerName", "default-scheduler")),
             scheduler_config.score_weights(config),
             scheduler_config.fit_strategy(config),
-            scheduler_config.fit_enabled(config),
         )
 
     @cached_property
