@@ -600,3 +600,17 @@ def test_a_zone_spread_that_does_not_schedule_leaves_replicas_pending(gen: Calla
     ]
     run, data = explain_stack(gen, tmp_path, service.replace("DoNotSchedule", "ScheduleAnyway"), nodes)
     assert run.code == 0, run.err
+
+
+def test_pods_without_requests_count_as_the_scheduler_counts_them(gen: Callable[..., Run], tmp_path: Path) -> None:
+    # 50 best-effort Pods on busy: NonZeroRequested counts 100m and 200Mi each, so LeastAllocated
+    # reads cpu (95690 - 5000 - 100)·100/95690 = 94 and memory (1056762 - 10000 - 64)·100/1056762
+    # = 99 there (96), against 99 and 99 on idle; BalancedAllocation reads the requests as given
+    nodes = kube_list([kube_node("idle", "8"), kube_node("busy", "8")])
+    pods_path = tmp_path / "pods.json"
+    pods_path.write_text(json.dumps(kube_list([kube_pod("busy", 0) for _ in range(50)])))
+    result, rows = explain(gen, tmp_path, nodes, "--pods", pods_path)
+    assert result.code == 0, result.err
+    assert (rows["idle"]["plugins"]["NodeResourcesFit"], rows["busy"]["plugins"]["NodeResourcesFit"]) == (99, 96)
+    balanced = rows["idle"]["plugins"]["NodeResourcesBalancedAllocation"]
+    assert rows["busy"]["plugins"]["NodeResourcesBalancedAllocation"] == balanced
