@@ -228,8 +228,13 @@ def test_min_memory_is_judged_against_what_gfd_writes_for_the_listed_models(gen,
         " gpu-memory-unreachable "
         not in _lint_gpu(gen, tmp_path, f"{{count: 1, models: {models}, minMemoryMiB: 81920}}").out
     )
-    # a model the table has no figure for (a MIG product, or one not seen on a device) is not judged
-    for models in ("[NVIDIA-H100-80GB-HBM3, NVIDIA-B200]", "[NVIDIA-A100-SXM4-80GB-MIG-1g.10gb]"):
+    # a model the table has no figure for is not judged: a MIG product, one not seen on a device,
+    # or a GDDR one seen only with ECC on (an L4 reports 23034 MiB then, more without ECC)
+    for models in (
+        "[NVIDIA-H100-80GB-HBM3, NVIDIA-RTX-A6000]",
+        "[NVIDIA-A100-SXM4-80GB-MIG-1g.10gb]",
+        "[NVIDIA-L4]",
+    ):
         run = _lint_gpu(gen, tmp_path, f"{{count: 1, models: {models}, minMemoryMiB: 150000}}")
         assert " gpu-memory-unreachable " not in run.out, run.out
     # nor is a policy without models
@@ -237,7 +242,8 @@ def test_min_memory_is_judged_against_what_gfd_writes_for_the_listed_models(gen,
     # an override that lists another model is judged for the target that applies it
     staging = TARGETS.replace(
         "  gpu: {count: 1, models: [NVIDIA-H100-80GB-HBM3]}", "  gpu: {count: 1, minMemoryMiB: 81559}"
-    )
+    ).replace("models: [NVIDIA-L4]", "models: [NVIDIA-A100-SXM4-40GB]")
     (tmp_path / "policies" / "all.yaml").write_text(staging)
     run = gen("lint", tmp_path / "policies")
-    assert "(NVIDIA-L4 23034 MiB): no node matches [target staging]" in run.out and "[target prod]" not in run.out
+    assert "(NVIDIA-A100-SXM4-40GB 40960 MiB): no node matches [target staging]" in run.out, run.out
+    assert "[target prod]" not in run.out
