@@ -1,5 +1,5 @@
-"""`gen explain gpu`: where each GPU workload can run, how GPUPacking scores each node, and how many
-replicas of a GPU service or members of a gang fit."""
+"""`gen explain gpu`: where each GPU workload can run, how its scheduler profile scores each node, and
+how many replicas of a GPU service or members of a gang fit."""
 
 from __future__ import annotations
 
