@@ -614,3 +614,40 @@ def test_pods_without_requests_count_as_the_scheduler_counts_them(gen: Callable[
     assert (rows["idle"]["plugins"]["NodeResourcesFit"], rows["busy"]["plugins"]["NodeResourcesFit"]) == (99, 96)
     balanced = rows["idle"]["plugins"]["NodeResourcesBalancedAllocation"]
     assert rows["busy"]["plugins"]["NodeResourcesBalancedAllocation"] == balanced
+
+
+def test_a_profile_that_lists_its_own_default_spread_constraints(gen: Callable[..., Run], tmp_path: Path) -> None:
+    # The profile's PodTopologySpread args replace the system defaults with one DoNotSchedule zone
+    # constraint (defaultingType List): the ReplicaSet's Pods are held to it though the policy
+    # sets no spread. a1 (ties by name), then b1 (zone a would be 2 ahead), then a2, then none.
+    zoned = """\
+---
+apiVersion: gen/v1alpha1
+kind: Scheduler
+metadata: {name: zoned}
+spec:
+  namespace: zoned
+  image: registry.k8s.io/kube-scheduler:v1.35.0
+  profiles:
+  - schedulerName: zoned
+    pluginConfig:
+    - name: PodTopologySpread
+      args:
+        defaultingType: List
+        defaultConstraints:
+        - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule}
+"""
+    nodes = "".join(
+        f"- name: {name}\n  labels: {{nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3, topology.kubernetes.io/zone: {zone}}}\n"
+        f"  allocatable: {{nvidia.com/gpu: {gpus}, cpu: 96, memory: 1Ti}}\n"
+        for name, zone, gpus in (("a1", "a", 8), ("a2", "a", 8), ("b1", "b", 1))
+    )
+    service = (SERVICE % (1, "  schedulerName: zoned\n")).replace("replicas: 2", "replicas: 4")
+    run, data = explain_stack(gen, tmp_path, zoned + service, nodes)
+    assert run.code == 1 and "only 3 of the 4 replicas it always runs fit" in run.err, run.err
+    assert [p["node"] for p in data["capacity"][0]["placed"]] == ["a1", "a2", "b1"]
+    assert all("PodTopologySpread" not in r["plugins"] for r in data["placements"])  # no ScheduleAnyway left
+    run, data = explain_stack(
+        gen, tmp_path, zoned + service.replace("schedulerName: zoned", "schedulerName: default-scheduler"), nodes
+    )
+    assert run.code == 0, run.err

@@ -678,8 +678,10 @@ def _with_hostname(node: Node) -> dict[str, str]:
     return {scoring.HOSTNAME: node.name, **node.labels}  # kubelet always sets the hostname label
 
 
-def _hard_spread(pod: GpuPod) -> bool:
-    return any(c.get("whenUnsatisfiable") == "DoNotSchedule" for c in pod.spec.get("topologySpreadConstraints") or [])
+def _hard_spread(pod: GpuPod) -> list[Mapping[str, Any]]:
+    """The Pod's DoNotSchedule spread constraints: its own, or its profile's default ones."""
+    constraints = scoring.spread_constraints(pod.spec, pod.selected, pod.profile)
+    return [c for c in constraints if c.get("whenUnsatisfiable") == "DoNotSchedule"]
 
 
 class _Spread:
@@ -688,9 +690,7 @@ class _Spread:
     the emptiest domain within maxSkew (filtering.go). nodes: those whose domains count."""
 
     def __init__(self, pod: GpuPod, nodes: list[Node], own: Mapping[str, int]) -> None:
-        self.constraints = [
-            c for c in pod.spec.get("topologySpreadConstraints") or [] if c.get("whenUnsatisfiable") == "DoNotSchedule"
-        ]
+        self.constraints = _hard_spread(pod)
         self.counts: dict[str, dict[str, int]] = {c["topologyKey"]: {} for c in self.constraints}
         for node in nodes:
             labels = _with_hostname(node)

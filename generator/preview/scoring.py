@@ -53,14 +53,24 @@ class Profile:
     name: str
     weights: Mapping[str, int]
     fit: Mapping[str, Any] = field(default_factory=lambda: scheduler_config.DEFAULT_FIT_STRATEGY)
+    balanced: tuple[tuple[str, int], ...] = BALANCED
+    spread_defaults: tuple[Mapping[str, Any], ...] = SYSTEM_SPREAD
+    system_spread: bool = True  # PodTopologySpread's defaultingType System (else List)
 
     @classmethod
     def of(cls, config: dict[str, Any]) -> Profile:
-        """From a KubeSchedulerConfiguration profile (a Scheduler policy's)."""
+        """From a KubeSchedulerConfiguration profile (a Scheduler policy's): its plugins and
+        the args of NodeResourcesFit, NodeResourcesBalancedAllocation and PodTopologySpread."""
+        balanced = scheduler_config.plugin_args(config, "NodeResourcesBalancedAllocation").get("resources")
+        spread = scheduler_config.plugin_args(config, "PodTopologySpread")
+        system = spread.get("defaultingType", "System") == "System"
         return cls(
             str(config.get("schedulerName", "default-scheduler")),
             scheduler_config.score_weights(config),
             scheduler_config.fit_strategy(config),
+            tuple((str(r.get("name")), int(r.get("weight") or 1)) for r in balanced) if balanced else BALANCED,
+            SYSTEM_SPREAD if system else tuple(spread.get("defaultConstraints") or ()),
+            system,
         )
 
     @cached_property
@@ -182,13 +192,13 @@ def fit_score(pod: ScorePod, node: Candidate, profile: Profile) -> int:
     return total // weights if weights else 0
 
 
-def balanced_score(pod: ScorePod, node: Candidate) -> int | None:
-    """NodeResourcesBalancedAllocation over cpu and memory (requests as given, no defaults):
-    (1 - the spread of the requested fractions)·100. None when the Pod requests neither (its
-    PreScore skips a best-effort Pod)."""
-    if not (pod.requests.get("cpu") or pod.requests.get("memory")):
+def balanced_score(pod: ScorePod, node: Candidate, resources: Sequence[tuple[str, int]]) -> int | None:
+    """NodeResourcesBalancedAllocation over its resources (cpu and memory by default; requests
+    as given, no defaults): (1 - the spread of the requested fractions)·100. None when the Pod
+    requests none of them (its PreScore skips a best-effort Pod)."""
+    if not any(pod.requests.get(res) for res, _ in resources):
         return None
-    fractions = [min(req / alloc, 1.0) for alloc, req, _ in _allocation(pod, node, BALANCED, nonzero=False)]
+    fractions = [min(req / alloc, 1.0) for alloc, req, _ in _allocation(pod, node, resources, nonzero=False)]
     std = 0.0
     if len(fractions) == 2:
         std = abs((fractions[0] - fractions[1]) / 2)
@@ -209,13 +219,14 @@ def _default_normalize(scores: dict[str, int], reverse: bool) -> dict[str, int]:
     }
 
 
-def spread_constraints(pod: ScorePod) -> list[Mapping[str, Any]]:
-    """The Pod's own topologySpreadConstraints, else the system defaults when a Service or a
-    ReplicaSet selects it (buildDefaultConstraints: an empty default selector adds none)."""
-    own = [c for c in pod.spec.get("topologySpreadConstraints") or [] if isinstance(c, Mapping)]
+def spread_constraints(spec: Mapping[str, Any], selected: bool, profile: Profile) -> list[Mapping[str, Any]]:
+    """The Pod's own topologySpreadConstraints, else the profile's default constraints (the
+    system defaults unless its args list others) when a Service or a ReplicaSet selects it
+    (buildDefaultConstraints: an empty default selector adds none)."""
+    own = [c for c in spec.get("topologySpreadConstraints") or [] if isinstance(c, Mapping)]
     if own:
         return own
-    return list(SYSTEM_SPREAD) if pod.selected else []
+    return list(profile.spread_defaults) if selected else []
 
 
 def _round(value: float) -> int:
@@ -234,14 +245,19 @@ def _domain_pods(keys: set[str], nodes: Sequence[Candidate]) -> dict[str, dict[s
     return out
 
 
-def _spread_raw(pod: ScorePod, candidates: Sequence[Candidate], nodes: Sequence[Candidate]) -> dict[str, int] | None:
+def _spread_raw(
+    pod: ScorePod, candidates: Sequence[Candidate], nodes: Sequence[Candidate], profile: Profile
+) -> dict[str, int] | None:
     """PodTopologySpread's Score before normalising: per ScheduleAnyway constraint, the matching
     Pods in the node's domain times log(domains + 2), plus maxSkew - 1 (scoreForCount). Only this
     workload's own Pods match its selector here. None when no constraint scores."""
-    constraints = [c for c in spread_constraints(pod) if c.get("whenUnsatisfiable") == "ScheduleAnyway"]
+    constraints = [
+        c for c in spread_constraints(pod.spec, pod.selected, profile) if c.get("whenUnsatisfiable") == "ScheduleAnyway"
+    ]
     if not constraints:
         return None
-    system = not pod.spec.get("topologySpreadConstraints")
+    # only system-default constraints score nodes that lack a topology key (requireAllTopologies)
+    system = profile.system_spread and not pod.spec.get("topologySpreadConstraints")
 
     def counted(node: Candidate) -> bool:
         return system or all(c["topologyKey"] in node.labels for c in constraints)
@@ -327,9 +343,11 @@ def score(pod: ScorePod, nodes: Sequence[Candidate], profile: Profile) -> dict[s
             "NodeResourcesFit", {n.name: _memo(n, "fit", lambda n: fit_score(pod, n, profile)) or 0 for n in candidates}
         )
     if "NodeResourcesBalancedAllocation" in weights:
-        balanced = {n.name: _memo(n, "balanced", lambda n: balanced_score(pod, n)) for n in candidates}
+        balanced = {
+            n.name: _memo(n, "balanced", lambda n: balanced_score(pod, n, profile.balanced)) for n in candidates
+        }
         put("NodeResourcesBalancedAllocation", {n: s for n, s in balanced.items() if s is not None})
-    if "PodTopologySpread" in weights and (spread := _spread_raw(pod, candidates, nodes)) is not None:
+    if "PodTopologySpread" in weights and (spread := _spread_raw(pod, candidates, nodes, profile)) is not None:
         put("PodTopologySpread", spread)
     if "InterPodAffinity" in weights and (inter := _pod_affinity_raw(pod, candidates, nodes)) is not None:
         put("InterPodAffinity", inter)
