@@ -229,3 +229,26 @@ def placed(obj: RawObject, policy: Policy, custom: frozenset[tuple[str, str]]) -
     if namespace is not None and "namespace" not in meta and not _cluster_scoped(data, custom):
         meta["namespace"] = namespace
     return data
+
+
+def namespaces_used(policy: Policy, custom: frozenset[tuple[str, str]]) -> set[str]:
+    """The namespaces the policy's namespaced objects live in (as placed: the policy's namespace
+    where an object names none); custom are the cluster-scoped kinds the target's CRDs define."""
+    used = set()
+    for obj in load(policy)[0]:
+        if _cluster_scoped(obj.data, custom):
+            continue
+        namespace = obj.data["metadata"].get("namespace", policy.spec.get("namespace"))
+        if isinstance(namespace, str) and namespace:
+            used.add(namespace)
+    return used
+
+
+def namespaces_brought(policies: Iterable[Policy]) -> set[str]:
+    """The names of the Namespace objects these Manifests policies bring."""
+    return {
+        str(obj.data["metadata"]["name"])
+        for policy in policies
+        for obj in load(policy)[0]
+        if obj.data["kind"] == "Namespace" and split_api(obj.data["apiVersion"])[0] == ""
+    }

@@ -20,6 +20,7 @@ from generator.kube.scheduler_config import (
     enabled_plugins,
     plugin_entry,
 )
+from generator.kube.updates import MAX_INT32
 from generator.policies import context, gfd, manifests
 from generator.policies.policy import Policy, builtin_policy
 from generator.policies.targets import Target
@@ -135,6 +136,17 @@ def gpu_rules(target: Target) -> Iterator[Problem]:
                     f"{gpu} comes from gpu.count; do not set it in {'.'.join(at)}",
                     key=True,
                 )
+        if policy.kind == "ReplicatedService" and "livenessProbe" in spec and "startupProbe" not in spec:
+            yield policy.problem(
+                ("livenessProbe",),
+                "gpu-liveness-startup",
+                "a liveness probe without a startupProbe on a GPU server: it runs while the model's weights "
+                "load, and the kubelet restarts the container once it fails failureThreshold times in a row",
+                severity=Severity.WARNING,
+                hint="add a startupProbe whose failureThreshold × periodSeconds covers loading the weights "
+                "(the kubelet holds liveness back until it succeeds)",
+                key=True,
+            )
         if "models" not in spec["gpu"] and "minMemoryMiB" not in spec["gpu"]:
             yield policy.problem(
                 ("gpu",),
@@ -219,10 +231,6 @@ def gang_rules(target: Target) -> Iterator[Problem]:
             )
 
 
-# The JobSpec fields a GpuWorkload also takes at spec level, as shorthands.
-_JOB_SHORTHANDS = ("backoffLimit", "ttlSecondsAfterFinished")
-
-
 def _batch_fields(policy: Policy) -> Iterator[Problem]:
     """spec.job and spec.cronJob belong to the kinds that have them, each field in one place."""
     kind = policy.spec["workloadKind"]
@@ -243,7 +251,7 @@ def _batch_fields(policy: Policy) -> Iterator[Problem]:
             "a CronJob needs cronJob.schedule",
             hint='add cronJob: {schedule: "0 2 * * *"} (minute hour day-of-month month day-of-week)',
         )
-    for key in _JOB_SHORTHANDS:
+    for key in context.JOB_SHORTHANDS:
         if key in written and key in (written.get("job") or {}):
             yield policy.problem(
                 ("job", key),
@@ -252,6 +260,31 @@ def _batch_fields(policy: Policy) -> Iterator[Problem]:
                 hint=f"keep one (spec.{key} is a shorthand for spec.job.{key})",
                 key=True,
             )
+    yield from _backoff_limit_per_index(policy)
+
+
+def _backoff_limit_per_index(policy: Policy) -> Iterator[Problem]:
+    """An explicit backoffLimit below what backoffLimitPerIndex allows: the Job controller fails
+    the Job once its failed Pods exceed backoffLimit (syncJob's exceedsBackoffLimit), per-index
+    limit or not, so the indexes never get the retries they were given."""
+    job = policy.spec["job"]
+    per_index, completions = job.get("backoffLimitPerIndex"), job.get("completions")
+    at = ("job", "backoffLimit") if "backoffLimit" in job else ("backoffLimit",)
+    limit = job.get("backoffLimit", policy.spec.get("backoffLimit"))
+    if not (isinstance(per_index, int) and isinstance(completions, int) and isinstance(limit, int)):
+        return
+    if limit >= completions * per_index:
+        return
+    yield policy.problem(
+        at,
+        "gpu-job-backoff",
+        f"backoffLimit {limit} beside backoffLimitPerIndex {per_index}: the Job fails as soon as more than "
+        f"{limit} Pods have failed across all indexes, before its {completions} indexes use the "
+        f"{completions * per_index} retries backoffLimitPerIndex gives them",
+        severity=Severity.WARNING,
+        hint=f"remove backoffLimit (Kubernetes then defaults it to {MAX_INT32} and each index's limit decides), "
+        f"or raise it to at least {completions * per_index}",
+    )
 
 
 def _writer_container_problem(policy: Policy) -> Problem | None:
