@@ -313,6 +313,16 @@ POLICY_RULES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
             "  startupProbe: {tcpSocket: {port: 8080}, periodSeconds: 10, failureThreshold: 90}\n"
         },
     ),
+    "target-namespace": (
+        {
+            "t.yaml": "apiVersion: gen/v1alpha1\nkind: Target\nmetadata: {name: t}\n"
+            "spec: {namespaces: {default: {podSecurity: baseline}}}\n"
+        },
+        {
+            "t.yaml": "apiVersion: gen/v1alpha1\nkind: Target\nmetadata: {name: t}\n"
+            "spec: {namespaces: {ml: {podSecurity: baseline}}}\n"
+        },
+    ),
     "cost-tier-range": ({"cost.yaml": COST % ("c", "[10, 1]")}, {"cost.yaml": COST % ("c", "[1, 10]")}),
     "cost-policy-single": (
         {"a.yaml": COST % ("a", "[1, 10]"), "b.yaml": COST % ("b", "[1, 10]")},

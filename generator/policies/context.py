@@ -401,7 +401,7 @@ def namespaces(target: Target) -> dict[str, list[Policy]]:
     (the team's own object wins)."""
     if not target.create_namespaces:
         return {}
-    brought = manifests.namespaces_brought(target.of_kind("Manifests"))
+    brought = manifests.namespaces_brought(target.of_kind("Manifests")).keys()
     custom = manifests.cluster_kinds(target.of_kind("Manifests"))
     used: dict[str, list[Policy]] = {}
     for policy in sorted(target.policies, key=lambda p: (p.file, p.kind, p.name)):

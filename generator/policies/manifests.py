@@ -244,10 +244,10 @@ def namespaces_used(policy: Policy, custom: frozenset[tuple[str, str]]) -> set[s
     return used
 
 
-def namespaces_brought(policies: Iterable[Policy]) -> set[str]:
-    """The names of the Namespace objects these Manifests policies bring."""
+def namespaces_brought(policies: Iterable[Policy]) -> dict[str, RawObject]:
+    """The Namespace objects these Manifests policies bring, by name."""
     return {
-        str(obj.data["metadata"]["name"])
+        str(obj.data["metadata"]["name"]): obj
         for policy in policies
         for obj in load(policy)[0]
         if obj.data["kind"] == "Namespace" and split_api(obj.data["apiVersion"])[0] == ""

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from generator import gitops
-from generator.kube import scope
+from generator.kube import pod_security, scope
 from generator.kube.pods import DELETION_COST
 from generator.kube.scheduler_config import (
     EXTENSION_POINTS,
@@ -517,6 +517,32 @@ def manifests_rules(target: Target) -> Iterator[Problem]:
         yield from manifests.namespace_problems(policy, custom)
 
 
+def namespace_rules(target: Target) -> Iterator[Problem]:
+    """A Pod Security level the Target declares for a namespace and no Namespace of gen's
+    carries: gen creates none (createNamespaces false, a system namespace), or a Manifests
+    policy brings its own, whose labels decide."""
+    brought = manifests.namespaces_brought(target.of_kind("Manifests"))
+    for name, level in target.pod_security.items():
+        at = ("namespaces", name)
+        if not target.create_namespaces:
+            reason, hint = "createNamespaces is false", "label the Namespace you bring, or drop createNamespaces: false"
+        elif name in context.SYSTEM_NAMESPACES:
+            reason, hint = f"gen never creates the system namespace {name}", "label it where the cluster defines it"
+        elif name in brought and (own := pod_security.enforced_level(brought[name].data)) != level:
+            reason = f"a Manifests policy brings Namespace {name}, which enforces {own or 'no level'}"
+            hint = f"label that Namespace pod-security.kubernetes.io/enforce: {level}, or let gen create it"
+        else:
+            continue
+        yield target.policy.problem(
+            at,
+            "target-namespace",
+            f"podSecurity {level} for namespace {name} is applied to no Namespace: {reason}",
+            severity=Severity.WARNING,
+            hint=hint,
+            key=True,
+        )
+
+
 # A Job's name is a label value (batch.kubernetes.io/job-name): at most 63 characters.
 _JOB_NAME_MAX = 63
 NAME_HASH_LENGTH = 8  # the hex digits `whenChanged: newName` appends, after a '-'
@@ -653,6 +679,7 @@ RULES: tuple[Callable[[Target], Iterator[Problem]], ...] = (
     service_rules,
     placement_rules,
     manifests_rules,
+    namespace_rules,
     gitops_rules,
     gpu_model_rules,
 )
