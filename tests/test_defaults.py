@@ -264,3 +264,11 @@ def test_a_manifests_workload_in_gens_namespace_is_judged_at_its_level(gen, tmp_
     declared = BATCH_TARGET + "    tools: {podSecurity: privileged}\n"
     assert _render(gen, tmp_path, target=declared, batch=agent).code == 0
     assert _level(tmp_path, "tools") == "privileged"
+
+
+def test_a_namespace_no_namespace_can_be_called_is_left_to_the_objects_own_finding(gen, tmp_path: Path) -> None:
+    bad = MANIFESTS.replace("namespace: tools", "namespace: Tools_1")
+    run = _render(gen, tmp_path, target=TARGET, batch=bad)
+    assert run.code == 1
+    (finding,) = [line for line in run.err.splitlines() if "Tools_1" in line]
+    assert "batch.yaml:13:41: error k8s-name ConfigMap Tools_1/shared: $.metadata.namespace" in finding
