@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from generator.kube import updates
@@ -272,3 +273,36 @@ def test_a_namespace_no_namespace_can_be_called_is_left_to_the_objects_own_findi
     assert run.code == 1
     (finding,) = [line for line in run.err.splitlines() if "Tools_1" in line]
     assert "batch.yaml:13:41: error k8s-name ConfigMap Tools_1/shared: $.metadata.namespace" in finding
+
+
+# ---- pod fields that override what gen derives from the same policy ------------------------
+
+WRITER = INFERENCE + "  costWriter: {serviceAccount: cost-writer}\n  downwardEnv: [POD_NAME, POD_NAMESPACE, POD_UID]\n"
+RANKS = FINETUNE.replace("    backoffLimitPerIndex: 2\n", "") + "  service: {}\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "policy", "pod", "breaks"),
+    [
+        ("vllm", INFERENCE + "  schedulerName: default-scheduler\n", "{schedulerName: gpu-packing}", "explain gpu"),
+        ("vllm", WRITER, "{serviceAccountName: default}", "RBAC is bound to costWriter.serviceAccount 'cost-writer'"),
+        ("vllm", WRITER, "{automountServiceAccountToken: false}", "no token to patch its Pod with"),
+        ("finetune", RANKS, "{subdomain: ranks}", "ranks resolve as <pod>.finetune only"),
+    ],
+    ids=["scheduler-name", "service-account", "token", "subdomain"],
+)
+def test_a_pod_field_overriding_what_gen_derives_is_warned(
+    gen, tmp_path: Path, name: str, policy: str, pod: str, breaks: str
+) -> None:
+    field = pod[1:].split(":")[0]
+    run = _render(gen, tmp_path, target=TARGET, **{name: policy + f"  pod: {pod}\n"})
+    assert run.code == 0, run.err  # the policy's own value wins
+    (line,) = [line for line in run.err.splitlines() if " pod-field-derived " in line]
+    assert f"warning pod-field-derived pod.{field} overrides what gen derives from this policy" in line
+    assert breaks in line
+    agreeing = {"schedulerName": "default-scheduler", "serviceAccountName": "cost-writer", "subdomain": name}
+    if field in agreeing:  # the same value as gen's is no override
+        run = _render(gen, tmp_path, target=TARGET, **{name: policy + f"  pod: {{{field}: {agreeing[field]}}}\n"})
+        assert run.code == 0 and " pod-field-derived " not in run.err, run.err
+    run = _render(gen, tmp_path, target=TARGET, **{name: policy})
+    assert run.code == 0 and " pod-field-derived " not in run.err, run.err

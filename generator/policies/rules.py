@@ -442,6 +442,60 @@ def pod_rules(target: Target) -> Iterator[Problem]:
                     hint="every container, init container and sidecar needs its own name",
                 )
             seen.add(name)
+        yield from _pod_fields_gen_derives(policy)
+
+
+def _pod_fields_gen_derives(policy: Policy) -> Iterator[Problem]:
+    """A `pod` field that overrides what gen derives from another field of the same policy: the
+    policy's own value wins, and what gen built on the other one no longer holds."""
+    spec, pod = policy.spec, policy.spec.get("pod", {})
+    found: list[tuple[str, str, str]] = []  # (pod field, what breaks, hint)
+    if (
+        policy.kind == "ReplicatedService"
+        and "schedulerName" in pod
+        and pod["schedulerName"] != spec.get("schedulerName")
+    ):
+        found.append(
+            (
+                "schedulerName",
+                "gen's checks and `gen explain gpu` read spec.schedulerName, and the Pods would go to another scheduler",
+                "set spec.schedulerName alone",
+            )
+        )
+    writer = spec.get("costWriter")
+    if writer is not None and "serviceAccountName" in pod and pod["serviceAccountName"] != writer["serviceAccount"]:
+        found.append(
+            (
+                "serviceAccountName",
+                f"the cost writer's RBAC is bound to costWriter.serviceAccount {writer['serviceAccount']!r}, and "
+                "the Pods would run as another account that cannot patch them",
+                "set costWriter.serviceAccount alone",
+            )
+        )
+    if writer is not None and pod.get("automountServiceAccountToken") is False:
+        found.append(
+            (
+                "automountServiceAccountToken",
+                "the cost writer would have no token to patch its Pod with",
+                "remove it: gen mounts the token only for a cost writer",
+            )
+        )
+    if policy.kind == "GpuWorkload" and "service" in spec and "subdomain" in pod and pod["subdomain"] != policy.name:
+        found.append(
+            (
+                "subdomain",
+                f"ranks resolve as <pod>.{policy.name} only with the subdomain of the headless Service gen renders",
+                "remove it: gen sets the subdomain to the Service's name",
+            )
+        )
+    for field, breaks, hint in found:
+        yield policy.problem(
+            ("pod", field),
+            "pod-field-derived",
+            f"pod.{field} overrides what gen derives from this policy: {breaks}",
+            severity=Severity.WARNING,
+            hint=hint,
+        )
 
 
 def service_rules(target: Target) -> Iterator[Problem]:
