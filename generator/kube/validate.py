@@ -143,13 +143,13 @@ GROUP_RULES: dict[tuple[str, str], Callable[[dict[str, Any]], Iterator[Finding]]
 
 
 def pod_security_finding(
-    v: pod_security.Violation, namespace: str, level: str | None, own_output: bool, gens: bool = False
+    v: pod_security.Violation, namespace: str, level: str | None, own_output: bool, created_by_gen: bool = False
 ) -> Finding | None:
     """A failed Pod Security check where the Pods' namespace enforces level (None: unknown);
-    gens: gen creates that Namespace, at the level its Target sets."""
+    created_by_gen: gen creates that Namespace, at the level its Target sets."""
     if level is not None and pod_security.LEVELS[v.level] <= pod_security.LEVELS[level]:
         lower = "privileged" if v.level == "baseline" else "baseline"
-        if gens:
+        if created_by_gen:
             hint = (
                 f"gen creates namespace {namespace} at the level its Target sets: meet {shown(level)}, or set "
                 f"namespaces: {{{namespace}: {{podSecurity: {lower}}}}} on the Target"
@@ -192,7 +192,7 @@ class ManifestValidator:
         own_output: bool = False,
         enforced: Mapping[str, str] | None = None,
         definitions: crds.Catalog | None = None,
-        gens: Collection[str] = (),
+        gen_namespaces: Collection[str] = (),
     ) -> None:
         for version in versions:
             api_versions.folder(version)  # an unsupported version fails here, before any work
@@ -201,7 +201,7 @@ class ManifestValidator:
         self.opinion = Severity.ERROR if own_output else Severity.WARNING
         # namespace -> the Pod Security level it enforces; None: judged by the caller afterwards
         self.enforced = dict(enforced) if enforced is not None else None
-        self.gens = frozenset(gens)  # the namespaces gen creates, at the level their Target sets
+        self.gen_namespaces = frozenset(gen_namespaces)  # the namespaces gen creates, at the level their Target sets
         self.definitions = definitions  # CRDs that judge the custom resources they define
 
     def objects(self, data: Any) -> list[tuple[Path, Any]]:
@@ -351,7 +351,11 @@ class ManifestValidator:
         level = self.enforced.get(namespace) if isinstance(namespace, str) else None
         for v in pod_security.workload_violations(obj):
             finding = pod_security_finding(
-                v, str(namespace), level, own_output=self.opinion is Severity.ERROR, gens=namespace in self.gens
+                v,
+                str(namespace),
+                level,
+                own_output=self.opinion is Severity.ERROR,
+                created_by_gen=namespace in self.gen_namespaces,
             )
             if finding is not None:
                 yield finding
