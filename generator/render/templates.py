@@ -408,9 +408,7 @@ def _origins(policy: Policy, obj: dict[str, Any]) -> list[tuple[Path, Path]]:
         found += [((*pod, key), ("spec", "pod", key)) for key in written.get("pod") or {}]
         job: Path = ("spec", "jobTemplate", "spec") if kind == "CronJob" else ("spec",)
         if kind != "Pod":
-            found += [
-                ((*job, key), ("spec", key)) for key in ("backoffLimit", "ttlSecondsAfterFinished") if key in written
-            ]
+            found += [((*job, key), ("spec", key)) for key in ctx.JOB_SHORTHANDS if key in written]
             found += [((*job, key), ("spec", "job", key)) for key in written.get("job") or {}]
             found += [(("spec", key), ("spec", "cronJob", key)) for key in written.get("cronJob") or {}]
     elif (policy.kind, kind) == ("ReplicatedService", "Service"):
