@@ -367,7 +367,7 @@ def _finish(obj: dict[str, Any], target: Target) -> dict[str, Any]:
     labels = meta.get("labels") or {}
     if isinstance(labels, dict):  # anything else is reported by validation, as written
         meta["labels"] = {**target.common_labels, **labels, **MANAGED_BY}
-    gitops.protect(obj, str(obj.get("apiVersion", "")).rpartition("/")[0], str(obj.get("kind", "")))
+    gitops.protect(obj, str(obj.get("apiVersion", "")).rpartition("/")[0], str(obj.get("kind", "")), target.engines)
     return canonical(obj)
 
 
@@ -573,9 +573,9 @@ def render_gitops(target: Target, repo_path: str, namespaces: set[str]) -> tuple
         "path": repo_path,
         "app_name": argocd.get("name", target.name),
         "sync_options": options,
-        "destination_namespace": next(iter(namespaces))
-        if "CreateNamespace=true" in options and len(namespaces) == 1
-        else "",
+        "finalizers": gitops.argocd_finalizers(argocd) if argocd else [],
+        "destination_namespace": argocd.get("destinationNamespace")
+        or (next(iter(namespaces)) if "CreateNamespace=true" in options and len(namespaces) == 1 else ""),
     }
     try:
         for key, template in (("argocd", "target/application.yaml.j2"), ("flux", "target/flux-kustomization.yaml.j2")):
