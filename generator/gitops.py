@@ -101,6 +101,15 @@ def job_annotations(engines: Engines) -> dict[str, str]:
     return {FLUX_FORCE: "enabled"} if engines.writes_flux else {}
 
 
+def application_sync_options(argocd: dict[str, Any], create_namespaces: bool) -> list[str]:
+    """The Application's sync options: the team's, and CreateNamespace=true when gen creates no
+    Namespaces and the team did not decide."""
+    options = list(argocd.get("syncOptions", []))
+    if not create_namespaces and option_value(options, "CreateNamespace") is None:
+        options.append("CreateNamespace=true")
+    return options
+
+
 def argocd_finalizers(argocd: dict[str, Any]) -> list[str]:
     """The Application's finalizers: the team's choice, else a foreground cascade when the
     Application prunes and none when it does not, so deleting the Application does to its

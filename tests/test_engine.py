@@ -308,3 +308,78 @@ def test_an_authors_own_options_are_kept(gen, repo: Path) -> None:
     assert "argocd.argoproj.io/sync-options: Prune=false,Delete=true" in rendered(
         repo, "prod/db/persistentvolumeclaim-backups.yaml"
     )
+
+
+# -- the Application's fields: each written as Argo CD spells it, and refused when misspelt
+
+FIELDS = {
+    "finalizers": (
+        "finalizers: [resources-finalizer.argocd.argoproj.io/background]",
+        "  finalizers:\n  - resources-finalizer.argocd.argoproj.io/background\n",
+        "finalizers: [resources-finalizer.argocd.argoproj.io/orphan]",
+    ),
+    "ignoreDifferences": (
+        "ignoreDifferences: [{group: apps, kind: StatefulSet, jsonPointers: [/spec/replicas]}]",
+        "  ignoreDifferences:\n  - group: apps\n    kind: StatefulSet\n    jsonPointers:\n    - /spec/replicas\n",
+        "ignoreDifferences: [{group: apps, kind: StatefulSet, jsonPointers: [spec.replicas]}]",
+    ),
+    "retry": (
+        "retry: {limit: 5, backoff: {duration: 5s, factor: 2, maxDuration: 3m}}",
+        "    retry:\n      limit: 5\n      backoff:\n        duration: 5s\n        factor: 2\n        maxDuration: 3m\n",
+        "retry: {limit: 5, backoff: {duration: five seconds}}",
+    ),
+    "destinationNamespace": (
+        "destinationNamespace: db",
+        "  destination:\n    server: https://kubernetes.default.svc\n    namespace: db\n",
+        "destinationNamespace: DB",
+    ),
+    "managedNamespaceMetadata": (
+        "syncOptions: [CreateNamespace=true], destinationNamespace: db, managedNamespaceMetadata: {labels: {team: data}}",
+        "    managedNamespaceMetadata:\n      labels:\n        team: data\n",
+        "syncOptions: [CreateNamespace=true], managedNamespaceMetadata: {labels: {team data: x}}",
+    ),
+}
+
+
+@pytest.mark.parametrize("field", FIELDS)
+def test_application_fields(gen, repo: Path, field: str) -> None:
+    good, written, bad = FIELDS[field]
+    commit(gen, repo, ARGOCD.replace("}", f", {good}}}"))
+    assert written in rendered(repo, "_gitops/prod/application-prod.yaml")
+    (repo / "policies" / "target.yaml").write_text(target(ARGOCD.replace("}", f", {bad}}}")))
+    run = gen("lint", repo / "policies")
+    assert run.code == 1 and "target.yaml:6:" in run.out and " policy-schema " in run.out, run.out
+
+
+def test_the_finalizer_follows_prune_unless_chosen(gen, repo: Path) -> None:
+    commit(gen, repo, ARGOCD)
+    assert "  finalizers:\n  - resources-finalizer.argocd.argoproj.io\n" in rendered(
+        repo, "_gitops/prod/application-prod.yaml"
+    )
+    commit(gen, repo, ARGOCD.replace("}", ", prune: false}"))
+    assert "finalizers" not in rendered(repo, "_gitops/prod/application-prod.yaml")
+    commit(gen, repo, ARGOCD.replace("}", ", finalizers: []}"))
+    assert "finalizers" not in rendered(repo, "_gitops/prod/application-prod.yaml")
+
+
+def test_managed_namespace_metadata_needs_create_namespace(gen, repo: Path) -> None:
+    (repo / "policies" / "target.yaml").write_text(
+        target(ARGOCD.replace("}", ", managedNamespaceMetadata: {labels: {team: data}}}"))
+    )
+    run = gen("lint", repo / "policies")
+    assert run.code == 0 and "warning argocd-namespace-metadata managedNamespaceMetadata does nothing" in run.out
+    assert "target.yaml:6:" in run.out
+    (repo / "policies" / "target.yaml").write_text(
+        target(
+            ARGOCD.replace(
+                "}", ", syncOptions: [CreateNamespace=true], managedNamespaceMetadata: {labels: {team: data}}}"
+            )
+        )
+    )
+    assert "argocd-namespace-metadata" not in gen("lint", repo / "policies").out
+    # without createNamespaces gen asks Argo CD to create the namespace itself
+    (repo / "policies" / "target.yaml").write_text(
+        target(ARGOCD.replace("}", ", managedNamespaceMetadata: {labels: {team: data}}}"))
+        + "  createNamespaces: false\n"
+    )
+    assert "argocd-namespace-metadata" not in gen("lint", repo / "policies").out

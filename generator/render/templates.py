@@ -552,21 +552,12 @@ def render_target(
     return out, problems
 
 
-def argocd_sync_options(target: Target) -> list[str]:
-    """The Application's sync options: the team's, and CreateNamespace=true when gen creates no
-    Namespaces and the team did not decide."""
-    options = list(target.gitops.get("argocd", {}).get("syncOptions", []))
-    if not target.create_namespaces and not any(o.startswith("CreateNamespace=") for o in options):
-        options.append("CreateNamespace=true")
-    return options
-
-
 def render_gitops(target: Target, repo_path: str, namespaces: set[str]) -> tuple[list[Manifest], list[Problem]]:
     """The Argo CD Application / Flux Kustomization that sync target's directory (`namespaces`:
     those its objects live in; with CreateNamespace, Argo CD creates its destination's)."""
     manifests: list[Manifest] = []
     argocd = target.gitops.get("argocd", {})
-    options = argocd_sync_options(target)
+    options = gitops.application_sync_options(argocd, target.create_namespaces)
     context = {
         "target": target.name,
         "gitops": target.gitops,
