@@ -383,3 +383,9 @@ def test_managed_namespace_metadata_needs_create_namespace(gen, repo: Path) -> N
         + "  createNamespaces: false\n"
     )
     assert "argocd-namespace-metadata" not in gen("lint", repo / "policies").out
+
+
+def test_the_applications_own_prune_option_keeps_what_leaves_git() -> None:
+    app_keeps = Engines({"argocd": {"repoURL": "r", "syncOptions": ["Prune=false"]}})
+    assert app_keeps.kept_because({}) == "Argo CD skips it (Prune=false)"
+    assert app_keeps.kept_because({"argocd.argoproj.io/sync-options": "Prune=true"}) is None

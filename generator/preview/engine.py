@@ -107,12 +107,12 @@ def flux_stage(obj: Mapping[str, Any]) -> int:
     return 1 if kind.endswith("Class") else 2
 
 
-def _flux_partial(change: Change, stage: int, failing: int, first: Change) -> str:
-    """What Flux has done to one changed object when `first` is refused. ApplyAll dry-runs a
-    whole stage server-side before applying any of it, so the refusal stops its stage and the
-    later ones; the Kustomization prunes only after an apply that succeeded
-    (kustomization_controller.go reconcile)."""
-    if change.action == "prune":
+def _flux_partial(change: Change, stage: int | None, failing: int, first: Change) -> str:
+    """What Flux has done to one changed object (applied in `stage`; None: pruned) when `first`
+    is refused. ApplyAll dry-runs a whole stage server-side before applying any of it, so the
+    refusal stops its stage and the later ones; the Kustomization prunes only after an apply
+    that succeeded (kustomization_controller.go reconcile)."""
+    if stage is None:
         return f"not deleted while {first.title} is refused: Flux prunes only after everything applies"
     if stage < failing:
         return f"Flux applies it (an earlier stage) before {first.title} is refused"
@@ -146,14 +146,15 @@ def partial_sync(
     flux_first = min(refused, key=flux_key) if engines.flux else None
     told = []
     for change in changes:
-        if change.action in ("refused", "kept") or (change.action != "prune" and change.rel not in new):
+        known = change.rel in pruned if change.action == "prune" else change.rel in new
+        if change.action in ("refused", "kept") or not known:
             told.append(change)
             continue
         said = []
         if argocd_first is not None:
             said.append(_argocd_partial(change, argocd_key(change), argocd_key(argocd_first), argocd_first))
         if flux_first is not None:
-            stage = flux_key(change) if change.action != "prune" else 0
+            stage = None if change.action == "prune" else flux_key(change)
             said.append(_flux_partial(change, stage, flux_key(flux_first), flux_first))
         told.append(dataclasses.replace(change, reason=f"{change.reason}; {'; '.join(said)}") if said else change)
     return told
