@@ -18,6 +18,7 @@ import pytest
 
 from generator.gitops import Engines
 from generator.preview import engine
+from generator.preview.sync import Change
 from tests.conftest import ROOT, edit
 
 DATABASE = """\
@@ -119,6 +120,7 @@ def test_with_prune_last_argo_cd_has_not_pruned_it(gen, repo: Path) -> None:
     refuse_and_rename(repo)
     old = plan(gen, repo)[1][("Service", "pg")]
     assert "not deleted while StatefulSet db/pg is refused: Argo CD prunes it in a later wave" in old["reason"]
+    assert "which the sync never reaches" in old["reason"]
 
 
 def test_a_later_wave_is_not_applied_after_the_refusal(gen, repo: Path) -> None:
@@ -389,3 +391,27 @@ def test_the_applications_own_prune_option_keeps_what_leaves_git() -> None:
     app_keeps = Engines({"argocd": {"repoURL": "r", "syncOptions": ["Prune=false"]}})
     assert app_keeps.kept_because({}) == "Argo CD skips it (Prune=false)"
     assert app_keeps.kept_because({"argocd.argoproj.io/sync-options": "Prune=true"}) is None
+
+
+def test_argo_cd_prunes_the_highest_wave_first(tmp_path: Path) -> None:
+    """Prune waves are mirrored: of objects pruned from waves 0 and 2, the wave-2 one goes in
+    wave 0, before a refusal in wave 1, and the wave-0 one in wave 2, which is never reached."""
+
+    def obj(kind: str, name: str, wave: int) -> dict[str, Any]:
+        meta = {"name": name, "namespace": "db", "annotations": {"argocd.argoproj.io/sync-wave": str(wave)}}
+        return {"apiVersion": "v1" if kind != "StatefulSet" else "apps/v1", "kind": kind, "metadata": meta}
+
+    for name, wave in (("early", 0), ("late", 2)):
+        (tmp_path / f"{name}.yaml").write_text(json.dumps(obj("ConfigMap", name, wave)))
+    new = {"sts.yaml": obj("StatefulSet", "pg", 1)}
+    changes = [
+        Change("prod", "refused", "StatefulSet", "db", "pg", "immutable", rel="sts.yaml"),
+        Change("prod", "prune", "ConfigMap", "db", "early", "removed", rel="early.yaml"),
+        Change("prod", "prune", "ConfigMap", "db", "late", "removed", rel="late.yaml"),
+    ]
+    told = {
+        c.name: c.reason for c in engine.partial_sync(changes, Engines({"argocd": {"repoURL": "r"}}), tmp_path, new)
+    }
+    assert "Argo CD has already deleted it" in told["late"]
+    assert "not deleted while StatefulSet db/pg is refused" in told["early"]
+    assert told["pg"] == "immutable"

@@ -83,7 +83,7 @@ def _argocd_partial(change: Change, key: tuple[int, int], failing: tuple[int, in
     if change.action == "prune":
         if reached:
             return f"when the sync fails on {first.title}, Argo CD has already deleted it (it prunes a wave before applying it)"
-        return f"not deleted while {first.title} is refused: Argo CD prunes it in a later wave (PruneLast), which never runs"
+        return f"not deleted while {first.title} is refused: Argo CD prunes it in a later wave, which the sync never reaches"
     if reached:
         return f"Argo CD applies it before the sync fails on {first.title}" + (
             " (same wave)" if key == failing else " (an earlier wave)"
@@ -128,8 +128,11 @@ def partial_sync(
     refused = [c for c in changes if c.action == "refused"]
     if not refused:
         return changes
+    # a kept object is a prune task too (skipped when it runs): its wave counts in the mirroring
     pruned = {
-        c.rel: obj for c in changes if c.action == "prune" and (obj := read_object(directory / c.rel)) is not None
+        c.rel: obj
+        for c in changes
+        if c.action in ("prune", "kept") and (obj := read_object(directory / c.rel)) is not None
     }
     prune_waves = _prune_waves(engines, new.values(), pruned) if engines.argocd else {}
 
@@ -160,9 +163,6 @@ def partial_sync(
     return told
 
 
-# -- a removed target
-
-
 def verdicts(
     changes: list[Change], engines: Engines, directory: Path, new: Mapping[str, dict[str, Any]]
 ) -> list[Change]:
@@ -175,6 +175,9 @@ def verdicts(
             change = dataclasses.replace(change, reason=f"{change.reason}; {deleting(obj)}")
         told.append(change)
     return partial_sync(told, engines, directory, new)
+
+
+# -- a removed target
 
 
 def _group_kind(obj: Mapping[str, Any]) -> tuple[str, str]:
