@@ -415,3 +415,41 @@ def test_argo_cd_prunes_the_highest_wave_first(tmp_path: Path) -> None:
     assert "Argo CD has already deleted it" in told["late"]
     assert "not deleted while StatefulSet db/pg is refused" in told["early"]
     assert told["pg"] == "immutable"
+
+
+def test_what_is_kept_goes_with_a_namespace_the_cascade_deletes(gen, repo: Path) -> None:
+    edit(
+        repo / "policies" / "db.yaml",
+        "    kind: Namespace\n    metadata: {name: db}",
+        "    kind: Namespace\n    metadata: {name: db, annotations: {argocd.argoproj.io/sync-options: Delete=true}}",
+    )
+    commit(gen, repo, ARGOCD)
+    (repo / "policies" / "target.yaml").write_text("apiVersion: gen/v1alpha1\nkind: Target\nmetadata: {name: dev}\n")
+    changes = plan(gen, repo)[1]
+    assert changes[("Namespace", "db")]["action"] == "prune"
+    backups = changes[("PersistentVolumeClaim", "backups")]
+    assert backups["action"] == "prune"
+    assert backups["reason"] == (
+        "target removed: its Application's cascade skips it (Delete=false), "
+        "but its Namespace db is deleted, and everything in it"
+    )
+
+
+def test_flux_may_have_deleted_a_forced_job_of_the_refused_stage(gen, repo: Path) -> None:
+    job = (
+        "  - apiVersion: batch/v1\n    kind: Job\n"
+        "    metadata: {name: vacuum, annotations: {kustomize.toolkit.fluxcd.io/force: enabled}}\n"
+        "    spec:\n      template:\n        spec:\n          restartPolicy: Never\n"
+        "          containers: [{name: vacuum, image: 'postgres:17.2', command: [vacuumdb, --all]}]\n"
+    )
+    policy = repo / "policies" / "db.yaml"
+    policy.write_text(policy.read_text() + job)
+    commit(gen, repo, FLUX)
+    refuse_and_rename(repo)
+    edit(policy, "command: [vacuumdb, --all]", "command: [vacuumdb, --all, --analyze]")
+    vacuum = plan(gen, repo)[1][("Job", "vacuum")]
+    assert vacuum["action"] == "recreate"
+    assert (
+        "Flux may delete it before StatefulSet db/pg is refused, and recreates it only once its stage applies"
+        in (vacuum["reason"])
+    )

@@ -116,6 +116,12 @@ def _flux_partial(change: Change, stage: int | None, failing: int, first: Change
         return f"not deleted while {first.title} is refused: Flux prunes only after everything applies"
     if stage < failing:
         return f"Flux applies it (an earlier stage) before {first.title} is refused"
+    if change.action == "recreate" and stage == failing:
+        # the dry runs of a stage run side by side, and a forced object is deleted in its own
+        return (
+            f"Flux may delete it before {first.title} is refused, and recreates it only once its stage "
+            "applies: its Pods may stay down until then"
+        )
     return f"not applied while {first.title} is refused: Flux's dry run of the stage fails before it applies any of it"
 
 
@@ -234,12 +240,30 @@ def removed_directories(out: Path, removals: Iterable[DirPlan]) -> list[Change]:
             obj for gitops_dir, found in gitops_objects.items() for obj in found if _syncs(gitops_dir, obj, reldir)
         ]
         engines = Engines(committed_settings(syncing))
-        for rel, obj in objects.items():
-            if engines.configured:
-                changes.append(_cascaded(reldir, engines, obj, hpas, rel))
-            else:
-                changes.append(removed(reldir, engines, obj, hpas, rel))
+        gone = [
+            _cascaded(reldir, engines, obj, hpas, rel)
+            if engines.configured
+            else removed(reldir, engines, obj, hpas, rel)
+            for rel, obj in objects.items()
+        ]
+        changes += _with_their_namespaces(gone)
     return changes
+
+
+def _with_their_namespaces(changes: list[Change]) -> list[Change]:
+    """Deleting a Namespace deletes everything in it (the namespace controller): an object kept
+    in a Namespace that is deleted goes too, whatever protects the object itself."""
+    deleted = {c.name for c in changes if c.kind == "Namespace" and c.action == "prune"}
+    return [
+        dataclasses.replace(
+            c,
+            action="prune",
+            reason=f"{c.reason.partition(';')[0]}, but its Namespace {c.namespace} is deleted, and everything in it",
+        )
+        if c.action == "kept" and c.namespace in deleted
+        else c
+        for c in changes
+    ]
 
 
 def _syncs(gitops_dir: str, obj: Mapping[str, Any], reldir: str) -> bool:
