@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from generator import gitops
-from generator.gitops import option_value
 from generator.kube import scope
 from generator.kube.pods import DELETION_COST
 from generator.kube.scheduler_config import (
@@ -529,7 +528,7 @@ def gitops_rules(target: Target) -> Iterator[Problem]:
                 hint="drop it; gen's Jobs need no replace (whenChanged: newName runs a change as a new Job)",
             )
     argocd = target.gitops.get("argocd", {})
-    created = option_value(gitops.application_sync_options(argocd, target.create_namespaces), "CreateNamespace")
+    created = gitops.option_value(gitops.application_sync_options(argocd, target.create_namespaces), "CreateNamespace")
     if "managedNamespaceMetadata" in argocd and created != "true":
         yield target.policy.problem(
             ("gitops", "argocd", "managedNamespaceMetadata"),
