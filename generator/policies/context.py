@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.gitops import JOB_ANNOTATIONS
+from generator.gitops import job_annotations
 from generator.kube.pods import DELETION_COST
 from generator.layout import FRAGMENTS_DIR
 from generator.policies import manifests, podspec
@@ -301,7 +301,7 @@ def _gpu(policy: Policy, target: Target) -> dict[str, Any]:
         template["metadata"]["annotations"] = spec["podAnnotations"]
     job = job_spec(spec, template)
     if spec["workloadKind"] == "Job":
-        return {"job_spec": job, "sync_annotations": JOB_ANNOTATIONS, "pod_group": pod_group(spec)}
+        return {"job_spec": job, "sync_annotations": job_annotations(target.engines), "pod_group": pod_group(spec)}
     return {
         "cronjob_spec": {**spec["cronJob"], "jobTemplate": {"metadata": {"labels": pod_labels(policy)}, "spec": job}}
     }

@@ -640,6 +640,19 @@ def gitops_rules(target: Target) -> Iterator[Problem]:
                 severity=Severity.WARNING,
                 hint="drop it; gen's Jobs need no replace (whenChanged: newName runs a change as a new Job)",
             )
+    argocd = target.gitops.get("argocd", {})
+    created = gitops.option_value(gitops.application_sync_options(argocd, target.create_namespaces), "CreateNamespace")
+    if "managedNamespaceMetadata" in argocd and created != "true":
+        yield target.policy.problem(
+            ("gitops", "argocd", "managedNamespaceMetadata"),
+            "argocd-namespace-metadata",
+            "managedNamespaceMetadata does nothing without the sync option CreateNamespace=true: "
+            "Argo CD sets it only on the destination namespace it creates",
+            severity=Severity.WARNING,
+            hint="add CreateNamespace=true to syncOptions (and set destinationNamespace), or put the labels "
+            "on a Namespace object (Target namespaces, or a Manifests policy)",
+            key=True,
+        )
     for policy in target.of_kind("GpuWorkload"):
         if policy.spec["workloadKind"] == "Job" and target.gitops:
             for path in _ttl_paths(policy):

@@ -208,7 +208,7 @@ def render_and_plan(
         problems += links.shared_claims(well_formed, target.name)
     plan, found, owners = _plan_target(rendered)
     problems.extend(found)
-    engines = gitops.Engines(target.gitops)
+    engines = target.engines
     changes = _changes(target.name, engines, out, plan, owners) if out is not None else []
     against_output = _job_immutable(changes, owners)  # findings about syncing over the committed render
     namespaces = {m.namespace for m in owners.values() if m.namespace}
@@ -253,10 +253,13 @@ _LAST_RENDER: list[object] = []
 def _changes(
     target: str, engines: gitops.Engines, out: Path, plan: write.DirPlan, owners: dict[str, Manifest]
 ) -> list[sync.Change]:
-    from generator.preview import sync  # only a render compared with its previous output needs it
+    from generator.preview import engine, sync  # only a render compared with its previous output needs it
 
     directory = write.safe_dir(out, plan.reldir)
-    return sync.plan_directory(target, engines, directory, plan.digests(), {rel: m.obj for rel, m in owners.items()})
+    objects = {rel: m.obj for rel, m in owners.items()}
+    return engine.verdicts(
+        sync.plan_directory(target, engines, directory, plan.digests(), objects), engines, directory, objects
+    )
 
 
 def _job_immutable(changes: list[sync.Change], owners: dict[str, Manifest]) -> list[Problem]:

@@ -367,7 +367,7 @@ def _finish(obj: dict[str, Any], target: Target) -> dict[str, Any]:
     labels = meta.get("labels") or {}
     if isinstance(labels, dict):  # anything else is reported by validation, as written
         meta["labels"] = {**target.common_labels, **labels, **MANAGED_BY}
-    gitops.protect(obj, str(obj.get("apiVersion", "")).rpartition("/")[0], str(obj.get("kind", "")))
+    gitops.protect(obj, str(obj.get("apiVersion", "")).rpartition("/")[0], str(obj.get("kind", "")), target.engines)
     return canonical(obj)
 
 
@@ -550,30 +550,21 @@ def render_target(
     return out, problems
 
 
-def argocd_sync_options(target: Target) -> list[str]:
-    """The Application's sync options: the team's, and CreateNamespace=true when gen creates no
-    Namespaces and the team did not decide."""
-    options = list(target.gitops.get("argocd", {}).get("syncOptions", []))
-    if not target.create_namespaces and not any(o.startswith("CreateNamespace=") for o in options):
-        options.append("CreateNamespace=true")
-    return options
-
-
 def render_gitops(target: Target, repo_path: str, namespaces: set[str]) -> tuple[list[Manifest], list[Problem]]:
     """The Argo CD Application / Flux Kustomization that sync target's directory (`namespaces`:
     those its objects live in; with CreateNamespace, Argo CD creates its destination's)."""
     manifests: list[Manifest] = []
     argocd = target.gitops.get("argocd", {})
-    options = argocd_sync_options(target)
+    options = gitops.application_sync_options(argocd, target.create_namespaces)
     context = {
         "target": target.name,
         "gitops": target.gitops,
         "path": repo_path,
         "app_name": argocd.get("name", target.name),
         "sync_options": options,
-        "destination_namespace": next(iter(namespaces))
-        if "CreateNamespace=true" in options and len(namespaces) == 1
-        else "",
+        "finalizers": gitops.argocd_finalizers(argocd) if argocd else [],
+        "destination_namespace": argocd.get("destinationNamespace")
+        or (next(iter(namespaces)) if "CreateNamespace=true" in options and len(namespaces) == 1 else ""),
     }
     try:
         for key, template in (("argocd", "target/application.yaml.j2"), ("flux", "target/flux-kustomization.yaml.j2")):
