@@ -101,6 +101,7 @@ def _default_pod_spec(spec: Any, restart: str | None) -> None:
             _default_container(container)
 
 
+MAX_INT32 = 2147483647
 _KIND_DEFAULTS: dict[tuple[str, str], dict[str, Any]] = {
     ("batch", "Job"): {"completionMode": "NonIndexed", "backoffLimit": 6, "parallelism": 1, "suspend": False},
     ("apps", "StatefulSet"): {"podManagementPolicy": "OrderedReady", "revisionHistoryLimit": 10},
@@ -117,6 +118,8 @@ def defaulted(obj: dict[str, Any]) -> dict[str, Any]:
     group, kind = split_api(str(out.get("apiVersion", "")))[0], str(out.get("kind", ""))
     spec = out.get("spec")
     if isinstance(spec, dict):
+        if (group, kind) == ("batch", "Job") and spec.get("backoffLimitPerIndex") is not None:
+            spec.setdefault("backoffLimit", MAX_INT32)  # SetDefaults_Job: the per-index limit decides
         for key, value in _KIND_DEFAULTS.get((group, kind), {}).items():
             spec.setdefault(key, value)
         if kind == "Service":
