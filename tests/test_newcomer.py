@@ -3,7 +3,12 @@ caused them (an override's too), and messages that read as English."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
+
+from tests.conftest import ROOT
 
 TARGET = """\
 apiVersion: gen/v1alpha1
@@ -109,3 +114,26 @@ def test_messages_read_as_english(gen, tmp_path: Path) -> None:
     sample.write_text("{}")
     run = gen("cost", "--sample", sample, "--now", "yesterday")
     assert run.err.startswith("--now: error cost-now ")  # a flag has no line or column
+
+
+def _gen(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """gen as a user runs it, from another directory: this tree's package, a new process."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    return subprocess.run(
+        [sys.executable, "-m", "generator", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_a_patch_that_writes_the_wrong_type_is_an_error_at_the_patch(tmp_path: Path) -> None:
+    patched = WEB + "  patches:\n  - patch:\n    - {op: replace, path: /spec/replicas, value: three}\n"
+    _policies(tmp_path, web=patched)
+    for command in (("render", "policies", "--out", "deploy"), ("plan", "policies", "--out", "deploy")):
+        run = _gen(*command, cwd=tmp_path)
+        assert run.returncode == 1 and "internal error" not in run.stderr, run.stderr
+        assert "policies/web.yaml:12:7: error k8s-schema " in run.stderr and '"three" is a string' in run.stderr
+    assert not (tmp_path / "deploy").exists()

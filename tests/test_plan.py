@@ -238,3 +238,16 @@ def test_a_committed_file_edited_past_reading_is_still_planned(gen, stack: Path)
     edit(stack / "policies/inference.yaml", "vllm:0.9.1", "vllm:0.9.2")
     code, prod, _ = plan(gen, stack)
     assert code == 0 and "holds no object gen can read" in prod[("update", "Deployment", "ml/inference")]["reason"]
+
+
+def test_a_committed_count_that_is_no_number_leaves_the_size_unknown(gen, stack: Path) -> None:
+    """A hand edit of deploy/ (replicas: three) is planned with no size, not a crash."""
+    deployment, hpa = (
+        stack / f"deploy/prod/ml/{kind}-inference.yaml" for kind in ("deployment", "horizontalpodautoscaler")
+    )
+    edit(deployment, "\nspec:\n", "\nspec:\n  replicas: three\n")
+    edit(hpa, "maxReplicas: 6", "maxReplicas: many")
+    (stack / "policies/inference.yaml").unlink()
+    code, prod, _ = plan(gen, stack)
+    pruned = prod[("prune", "Deployment", "ml/inference")]
+    assert code == 0 and pruned["pods"] is None and pruned["reason"].endswith("deletes it")

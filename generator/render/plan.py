@@ -22,7 +22,7 @@ from generator.layout import GITOPS_DIR
 from generator.policies import context
 from generator.policies.policy import Policy
 from generator.policies.targets import Target
-from generator.problems import Problem, Severity, json_path
+from generator.problems import Problem, Severity, has_errors, json_path
 from generator.render import links, up_to_date, write
 from generator.render.reuse import Reuse
 from generator.render.templates import Manifest, TargetRender, compile_templates, render_gitops, render_target
@@ -53,7 +53,8 @@ def _manifest_problems(manifest: Manifest, validator: ManifestValidator) -> list
             where = manifest.title
             hint = hint or quote_hint(manifest.written_in, manifest.origin(finding.path), finding)
         else:
-            where = f"rendered {manifest.kind} {manifest.relpath}"
+            kind = manifest.obj.get("kind")  # a patch may have replaced it with anything
+            where = f"rendered {kind if isinstance(kind, str) and kind else 'object'} {manifest.relpath}"
         problems.append(
             manifest.problem(
                 finding.path,
@@ -208,7 +209,10 @@ def render_and_plan(
     plan, found, owners = _plan_target(rendered)
     problems.extend(found)
     engines = gitops.Engines(target.gitops)
-    changes = _changes(target.name, engines, out, plan, owners) if out is not None else []
+    # what a sync changes is asked only of a render that can be synced: an object Kubernetes
+    # refuses (a patch that wrote a string into replicas) has no size to plan with
+    synced = out if not has_errors(problems) else None
+    changes = _changes(target.name, engines, synced, plan, owners) if synced is not None else []
     against_output = _job_immutable(changes, owners)  # findings about syncing over the committed render
     namespaces = {m.namespace for m in owners.values() if m.namespace}
     plans = [plan]
@@ -234,8 +238,8 @@ def render_and_plan(
             + dump_yaml(listing)
         ).encode("utf-8")
         plans.append(gitops_plan)
-        if out is not None:
-            changes += _changes(target.name, engines, out, gitops_plan, listed)
+        if synced is not None:
+            changes += _changes(target.name, engines, synced, gitops_plan, listed)
     if reuse is not None and out is not None:
         reuse.save()
         up_to_date.keep(target, out, definitions, plans, problems, written)
