@@ -93,6 +93,21 @@ def test_several_replicas_on_one_read_write_once_claim(gen, tmp_path: Path) -> N
     assert " pvc-rwo-shared " not in gen("render", many, "--out", tmp_path / "out").err
 
 
+def test_lint_of_the_whole_directory_judges_objects_together_as_render_does(gen, tmp_path: Path) -> None:
+    root = _policies(tmp_path, web=SHARED, storage=CLAIM)
+    rendered = gen("render", root, "--out", tmp_path / "out")
+    linted = gen("lint", root)
+    found = [line for line in linted.out.splitlines() if " pvc-rwo-shared " in line]
+    assert found and found == [line for line in rendered.err.splitlines() if " pvc-rwo-shared " in line]
+    assert "left to gen render" not in linted.err
+    some = gen("lint", root / "web.yaml")  # what pre-commit asks: the files being committed
+    assert " pvc-rwo-shared " not in some.out
+    assert some.err.strip().endswith(
+        "linted: 0 errors, 0 warnings; selector-no-match and pvc-rwo-shared left to gen render"
+        " (they need every policy of a target)"
+    )
+
+
 def test_messages_read_as_english(gen, tmp_path: Path) -> None:
     manifest = tmp_path / "m.yaml"
     manifest.write_text(

@@ -149,6 +149,11 @@ def _plan_target(render: TargetRender) -> tuple[write.DirPlan, list[Problem], di
 Outcome = tuple[list[write.DirPlan], list[Problem], list["sync.Change"]]
 
 
+# The rules that judge objects of several policies together, which a render of only some of a
+# target's policies (`gen lint` of a few files) cannot check.
+WHOLE_TARGET_RULES = ("selector-no-match", "pvc-rwo-shared")
+
+
 def render_and_plan(
     target: Target,
     out: Path | None,
@@ -203,7 +208,7 @@ def render_and_plan(
         problems.extend(found)
         if not any(p.rule in SHAPE_UNSURE for p in found):
             well_formed.append(manifest)
-    if only is None:  # they need every object of the target
+    if only is None:  # WHOLE_TARGET_RULES: they need every object of the target
         problems += links.selector_problems(well_formed, target.name)
         problems += links.shared_claims(well_formed, target.name)
     plan, found, owners = _plan_target(rendered)
