@@ -124,3 +124,18 @@ def test_a_clone_of_a_remote_is_named_by_its_remote_at_its_commit(tmp_path: Path
     assert _from_clone(unpushed).endswith(f"gitops-gen @ {unpushed.as_uri()}\n")
     local, _ = _clone_with_remote(tmp_path / "path", str(tmp_path / "upstream"), pushed=True)  # a path, not a URL
     assert _from_clone(local).endswith(f"gitops-gen @ {local.as_uri()}\n")
+
+
+def test_scaffold_gpu_labels_are_the_ones_gpu_nodes_carry(gen, repo: Path, monkeypatch) -> None:
+    """GPU Feature Discovery's labels, on the Job and in the inventory gen init writes beside it."""
+    assert gen("render", repo / "policies", "--out", repo / "deploy").code == 0
+    job = yaml.safe_load((repo / "deploy/production/ml-training/job-training-job.yaml").read_text())
+    terms = job["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    keys = {e["key"] for term in terms["nodeSelectorTerms"] for e in term["matchExpressions"]}
+    assert keys == {"nvidia.com/gpu.product", "nvidia.com/gpu.memory"}
+    assert not [p for p in (repo / "deploy").rglob("*.yaml") if "training.example.com" in p.read_text()]
+    monkeypatch.chdir(repo)
+    run = gen("explain", "gpu", "--nodes", "nodes.yaml", "policies")
+    assert run.code == 0 and "production  training-job  h100-1  yes       80" in run.out, run.out + run.err
