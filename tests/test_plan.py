@@ -210,20 +210,6 @@ def test_no_object_gen_writes_asks_argo_cd_to_replace_it(gen, stack: Path) -> No
         assert "Replace=true" not in path.read_text() and "Force=true" not in path.read_text(), path
 
 
-def test_the_readme_plan_example_prints_what_the_readme_says(gen, tmp_path: Path) -> None:
-    import re
-
-    shown = re.search(r"```\n\$ gen plan policies --out deploy\n(.*?)\n```", (ROOT / "README.md").read_text(), re.S)
-    assert shown
-    policies = tmp_path / "policies"
-    shutil.copytree(ROOT / "policies", policies)
-    assert gen("render", policies, "--out", tmp_path / "deploy").code == 0
-    edit(policies / "llm-inference.yaml", "llm-server:0.9.2", "llm-server:0.9.3")
-    edit(policies / "llm-pretrain.yaml", "llm-pretrain:2026.11", "llm-pretrain:2026.12")
-    run = gen("plan", policies, "--out", tmp_path / "deploy")
-    assert run.code == 1 and run.out.strip() == shown[1]
-
-
 def test_a_pod_template_that_starts_reading_a_configmap_gains_its_hash(gen, stack: Path) -> None:
     policy = stack / "policies/inference.yaml"
     policy.write_text(policy.read_text() + "  envFrom: [{configMapRef: {name: webapi-settings}}]\n")
