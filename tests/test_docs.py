@@ -189,3 +189,57 @@ def test_every_command_shown_runs(sandbox: Path, shell: dict[str, str], document
 
 def test_the_documents_show_commands() -> None:
     assert len(COMMANDS) >= 10 and {d for d, _ in COMMANDS} >= {"README.md", "gpu.md", "validate-in-ci.md"}
+
+
+INIT = ROOT / "templates" / "init"
+EXAMPLES = [*DOCUMENTS, INIT / ".github/workflows/gen.yaml", INIT / ".pre-commit-config.yaml"]
+
+
+_CI_OR_HOOKS = re.compile(r"^\s*(?:- )?(?:run|script|repos):", re.M)
+
+
+def _yaml_examples(path: Path) -> list[object]:
+    """The CI and pre-commit configuration a document shows (a YAML file is one example); each
+    must parse, as the tool reading it would."""
+    text = path.read_text()
+    blocks = re.findall(r"```yaml\n(.*?)```", text, re.S) if path.suffix == ".md" else [text]
+    return [yaml.safe_load(block) for block in blocks if _CI_OR_HOOKS.search(block)]
+
+
+def _ci_lines(example: object) -> list[str]:
+    """The shell lines a CI example runs: GitHub Actions `run:` steps, GitLab CI `script:` lines."""
+    if isinstance(example, list):
+        return [line for item in example for line in _ci_lines(item)]
+    if not isinstance(example, dict):
+        return []
+    own = [example["run"]] if isinstance(example.get("run"), str) else []
+    own += [line for line in example.get("script") or [] if isinstance(line, str)]
+    return own + [line for key, value in example.items() if key not in ("run", "script") for line in _ci_lines(value)]
+
+
+CI_LINES = sorted({(p.name, line) for p in EXAMPLES for example in _yaml_examples(p) for line in _ci_lines(example)})
+
+
+@pytest.fixture(scope="module")
+def committed(tmp_path_factory: pytest.TempPathFactory, shell: dict[str, str]) -> Path:
+    """The repository a newcomer has after the tour: gen init, a render, a commit."""
+    root = tmp_path_factory.mktemp("ci")
+    tour = "gen init . && gen render policies --out deploy && git init -q && git add -A && git commit -qm first"
+    assert _sh(tour, root, shell).returncode == 0
+    return root
+
+
+@pytest.mark.parametrize(("document", "line"), CI_LINES, ids=[f"{d}: {c}" for d, c in CI_LINES])
+def test_every_ci_step_runs_as_written(committed: Path, shell: dict[str, str], document: str, line: str) -> None:
+    """In the tour's repository, each step passes; pip only resolves what it would install (the
+    tests' own environment stays as it is)."""
+    if line.startswith("pip install "):
+        line = line.replace("pip install ", f'"{sys.executable}" -m pip install --dry-run --no-deps --quiet ', 1)
+    run = _sh(line, committed, shell)
+    assert run.returncode == 0, f"{document}: {line}\n{run.stdout}{run.stderr}"
+
+
+def test_the_ci_examples_are_found() -> None:
+    lines = {line for _, line in CI_LINES}
+    assert "pip install -r gen-requirements.txt" in lines and not [line for line in lines if "gitops-gen" in line]
+    assert {"gen validate --format sarif --output gen.sarif", "gen render --check --format github"} <= lines
