@@ -13,10 +13,10 @@ from tests.conftest import ROOT
 TOGETHER = ROOT / "tests" / "data" / "together"
 
 
-def test_the_readme_together_example_prints_what_the_readme_says(gen, tmp_path: Path, monkeypatch) -> None:
+def test_the_guide_together_example_prints_what_the_guide_says(gen, tmp_path: Path, monkeypatch) -> None:
     shown = re.search(
         r"```\n\$ gen explain gpu --nodes nodes.yaml policies\n(together.*?)\n```",
-        (ROOT / "README.md").read_text(),
+        (ROOT / "docs" / "gpu.md").read_text(),
         re.S,
     )
     assert shown

@@ -210,20 +210,6 @@ def test_no_object_gen_writes_asks_argo_cd_to_replace_it(gen, stack: Path) -> No
         assert "Replace=true" not in path.read_text() and "Force=true" not in path.read_text(), path
 
 
-def test_the_readme_plan_example_prints_what_the_readme_says(gen, tmp_path: Path) -> None:
-    import re
-
-    shown = re.search(r"```\n\$ gen plan policies --out deploy\n(.*?)\n```", (ROOT / "README.md").read_text(), re.S)
-    assert shown
-    policies = tmp_path / "policies"
-    shutil.copytree(ROOT / "policies", policies)
-    assert gen("render", policies, "--out", tmp_path / "deploy").code == 0
-    edit(policies / "llm-inference.yaml", "llm-server:0.9.2", "llm-server:0.9.3")
-    edit(policies / "llm-pretrain.yaml", "llm-pretrain:2026.11", "llm-pretrain:2026.12")
-    run = gen("plan", policies, "--out", tmp_path / "deploy")
-    assert run.code == 1 and run.out.strip() == shown[1]
-
-
 def test_a_pod_template_that_starts_reading_a_configmap_gains_its_hash(gen, stack: Path) -> None:
     policy = stack / "policies/inference.yaml"
     policy.write_text(policy.read_text() + "  envFrom: [{configMapRef: {name: webapi-settings}}]\n")
@@ -238,3 +224,16 @@ def test_a_committed_file_edited_past_reading_is_still_planned(gen, stack: Path)
     edit(stack / "policies/inference.yaml", "vllm:0.9.1", "vllm:0.9.2")
     code, prod, _ = plan(gen, stack)
     assert code == 0 and "holds no object gen can read" in prod[("update", "Deployment", "ml/inference")]["reason"]
+
+
+def test_a_committed_count_that_is_no_number_leaves_the_size_unknown(gen, stack: Path) -> None:
+    """A hand edit of deploy/ (replicas: three) is planned with no size, not a crash."""
+    deployment, hpa = (
+        stack / f"deploy/prod/ml/{kind}-inference.yaml" for kind in ("deployment", "horizontalpodautoscaler")
+    )
+    edit(deployment, "\nspec:\n", "\nspec:\n  replicas: three\n")
+    edit(hpa, "maxReplicas: 6", "maxReplicas: many")
+    (stack / "policies/inference.yaml").unlink()
+    code, prod, _ = plan(gen, stack)
+    pruned = prod[("prune", "Deployment", "ml/inference")]
+    assert code == 0 and pruned["pods"] is None and pruned["reason"].endswith("deletes it")

@@ -17,7 +17,7 @@ from generator.gitops import CONFIG_HASH, Engines
 from generator.kube import updates
 from generator.kube.scope import POD_SPEC_PATHS, at_path, title
 from generator.layout import FRAGMENTS_DIR, MANIFEST_FILE
-from generator.render.links import TEMPLATE_PATHS, HpaIndex, hpa_index
+from generator.render.links import TEMPLATE_PATHS, HpaIndex, count, hpa_index
 from generator.render.write import owned_files, read_regular
 from generator.yamlio.load import load_text
 
@@ -88,23 +88,24 @@ def workload_size(obj: dict[str, Any], hpas: HpaIndex) -> tuple[int | None, int 
     kind = str(obj.get("kind"))
     if kind not in POD_SPEC_PATHS:
         return None, None, ""
-    meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
     per_pod = _gpus_per_pod(at_path(obj, POD_SPEC_PATHS[kind]))
     if kind == "DaemonSet":
         return None, None, "one Pod per node" + (f", {_plural(per_pod, 'GPU')} each" if per_pod else "")
+    pods: int | None = 1
     if kind in ("Deployment", "ReplicaSet", "StatefulSet"):
-        scaled = hpas.get((str(meta.get("namespace") or ""), kind, str(meta.get("name"))))
+        _, namespace, name = _identity(obj)
+        scaled = hpas.get((namespace, kind, name))
         if scaled is not None:
             low, high = scaled
             gpus = f", up to {_plural(high * per_pod, 'GPU')}" if per_pod else ""
             return high, high * per_pod, f"{low}–{high} {'GPU ' if per_pod else ''}Pods (HPA{gpus})"
-        pods = int(spec.get("replicas", 1))
+        pods = count(obj, ("spec", "replicas"))
     elif kind == "Job":
-        pods = int(spec.get("parallelism", 1))
+        pods = count(obj, ("spec", "parallelism"))
     elif kind == "CronJob":
-        pods = int(at_path(spec, ("jobTemplate", "spec", "parallelism")) or 1)
-    else:
-        pods = 1
+        pods = count(obj, ("spec", "jobTemplate", "spec", "parallelism")) or 1
+    if pods is None:  # no whole number: a hand-edited file, whose size is unknown
+        return None, None, ""
     words = _plural(pods, "GPU Pod" if per_pod else "Pod")
     return pods, pods * per_pod, words + (f" ({_plural(pods * per_pod, 'GPU')})" if per_pod else "")
 
@@ -113,7 +114,8 @@ def workload_size(obj: dict[str, Any], hpas: HpaIndex) -> tuple[int | None, int 
 
 
 def _identity(obj: dict[str, Any]) -> tuple[str, str, str]:
-    meta = obj.get("metadata") or {}
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
     return str(obj.get("kind", "")), str(meta.get("namespace") or ""), str(meta.get("name", ""))
 
 

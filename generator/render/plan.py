@@ -22,7 +22,7 @@ from generator.layout import GITOPS_DIR
 from generator.policies import context
 from generator.policies.policy import Policy
 from generator.policies.targets import Target
-from generator.problems import Problem, Severity, json_path
+from generator.problems import Problem, Severity, has_errors, json_path
 from generator.render import links, up_to_date, write
 from generator.render.reuse import Reuse
 from generator.render.templates import Manifest, TargetRender, compile_templates, render_gitops, render_target
@@ -53,7 +53,8 @@ def _manifest_problems(manifest: Manifest, validator: ManifestValidator) -> list
             where = manifest.title
             hint = hint or quote_hint(manifest.written_in, manifest.origin(finding.path), finding)
         else:
-            where = f"rendered {manifest.kind} {manifest.relpath}"
+            kind = manifest.obj.get("kind")  # a patch may have replaced it with anything
+            where = f"rendered {kind if isinstance(kind, str) and kind else 'object'} {manifest.relpath}"
         problems.append(
             manifest.problem(
                 finding.path,
@@ -144,6 +145,11 @@ def _plan_target(render: TargetRender) -> tuple[write.DirPlan, list[Problem], di
 Outcome = tuple[list[write.DirPlan], list[Problem], list["sync.Change"]]
 
 
+# The rules that judge objects of several policies together, which a render of only some of a
+# target's policies (`gen lint` of a few files) cannot check.
+WHOLE_TARGET_RULES = ("selector-no-match", "pvc-rwo-shared")
+
+
 def render_and_plan(
     target: Target,
     out: Path | None,
@@ -203,13 +209,16 @@ def render_and_plan(
         problems.extend(found)
         if not any(p.rule in SHAPE_UNSURE for p in found):
             well_formed.append(manifest)
-    if only is None:  # they need every object of the target
+    if only is None:  # WHOLE_TARGET_RULES: they need every object of the target
         problems += links.selector_problems(well_formed, target.name)
         problems += links.shared_claims(well_formed, target.name)
     plan, found, owners = _plan_target(rendered)
     problems.extend(found)
     engines = target.engines
-    changes = _changes(target.name, engines, out, plan, owners) if out is not None else []
+    # what a sync changes is asked only of a render that can be synced: an object Kubernetes
+    # refuses (a patch that wrote a string into replicas) has no size to plan with
+    synced = out if not has_errors(problems) else None
+    changes = _changes(target.name, engines, synced, plan, owners) if synced is not None else []
     against_output = _job_immutable(changes, owners)  # findings about syncing over the committed render
     namespaces = {m.namespace for m in owners.values() if m.namespace}
     plans = [plan]
@@ -235,8 +244,8 @@ def render_and_plan(
             + dump_yaml(listing)
         ).encode("utf-8")
         plans.append(gitops_plan)
-        if out is not None:
-            changes += _changes(target.name, engines, out, gitops_plan, listed)
+        if synced is not None:
+            changes += _changes(target.name, engines, synced, gitops_plan, listed)
     if reuse is not None and out is not None:
         reuse.save()
         up_to_date.keep(target, out, definitions, plans, problems, written)
