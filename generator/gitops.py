@@ -106,6 +106,9 @@ class Engines:
         self.argocd_prunes = bool(argocd.get("prune", True)) if argocd is not None else False
         self.flux_prunes = bool(flux.get("prune", True)) if flux is not None else False
         self.configured = self.argocd or self.flux
+        self.argocd_server_side = argocd is not None and "ServerSideApply=true" in sync_options(
+            ",".join(map(str, argocd.get("syncOptions") or []))
+        )
         self.syncs = bool(gitops)  # the target names a path or an engine: something syncs it
 
     @property
@@ -137,6 +140,16 @@ class Engines:
                 return None
             reasons.append("Argo CD and Flux skip it (Prune=false, prune: disabled)")
         return "; ".join(reasons)
+
+    def applies_client_side(self, annotations: dict[str, Any]) -> bool:
+        """Whether an engine applies the object client-side (a three-way merge with the
+        last-applied annotation): Argo CD unless the Application or the object says
+        ServerSideApply=true, and `kubectl apply` when no engine is configured. Flux always
+        applies server-side."""
+        if not self.configured:
+            return True
+        own = "ServerSideApply=true" in sync_options(annotations.get(ARGOCD_SYNC_OPTIONS))
+        return self.argocd and not (self.argocd_server_side or own)
 
     def recreates_refused(self, annotations: dict[str, Any]) -> bool:
         """Whether every engine deletes and recreates the object when its update is refused:

@@ -22,11 +22,14 @@ Path = tuple[str | int, ...]
 
 
 class Refusal(NamedTuple):
-    """The immutable field that changed, the first changed value under it, and the upstream rule."""
+    """The immutable field that changed, the first changed value under it, the upstream rule,
+    and the state of the live object under which kube-apiserver accepts it after all (gen
+    sees Git, not the cluster): empty when it refuses whatever that state."""
 
     field: Path
     changed: Path
     rule: str
+    unless: str = ""
 
 
 def differences(old: Any, new: Any, path: Path = ()) -> Iterator[Path]:
@@ -103,8 +106,9 @@ def _default_pod_spec(spec: Any, restart: str | None) -> None:
 
 _KIND_DEFAULTS: dict[tuple[str, str], dict[str, Any]] = {
     ("batch", "Job"): {"completionMode": "NonIndexed", "backoffLimit": 6, "parallelism": 1, "suspend": False},
-    ("apps", "StatefulSet"): {"podManagementPolicy": "OrderedReady", "revisionHistoryLimit": 10},
-    ("apps", "Deployment"): {"revisionHistoryLimit": 10, "progressDeadlineSeconds": 600},
+    ("apps", "StatefulSet"): {"replicas": 1, "podManagementPolicy": "OrderedReady", "revisionHistoryLimit": 10},
+    ("apps", "Deployment"): {"replicas": 1, "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600},
+    ("apps", "ReplicaSet"): {"replicas": 1},
     ("", "PersistentVolumeClaim"): {"volumeMode": "Filesystem"},
     ("", "PersistentVolume"): {"volumeMode": "Filesystem"},
     ("", "Service"): {"type": "ClusterIP", "sessionAffinity": "None"},
@@ -145,8 +149,36 @@ def _immutable(*fields: str) -> Callable[[dict[str, Any], dict[str, Any]], Path 
     return rule
 
 
+# What validatePodTemplateUpdate lets a suspended Job that never started change in its template.
+_SCHEDULING_DIRECTIVES: tuple[Path, ...] = (
+    ("metadata", "labels"),
+    ("metadata", "annotations"),
+    ("spec", "nodeSelector"),
+    ("spec", "tolerations"),
+    ("spec", "schedulingGates"),
+    ("spec", "affinity", "nodeAffinity"),
+)
+
+
+def _without_scheduling_directives(template: Any) -> Any:
+    """A Job's pod template without what the Job strategy's AllowMutableSchedulingDirectives
+    frees (an affinity left empty counts as none, as upstream clears it)."""
+    out = copy.deepcopy(template)
+    for path in _SCHEDULING_DIRECTIVES:
+        parent = at_path(out, path[:-1])
+        if isinstance(parent, dict):
+            parent.pop(path[-1], None)
+    spec = out.get("spec") if isinstance(out, dict) else None
+    if isinstance(spec, dict) and spec.get("affinity") == {}:
+        spec.pop("affinity")
+    return out
+
+
 def _job(old: dict[str, Any], new: dict[str, Any]) -> Path | None:
-    """validateJobSpecUpdate: completions may change only for an elastic Indexed Job."""
+    """ValidateJobSpecUpdate: selector, template, completionMode, podFailurePolicy,
+    backoffLimitPerIndex, managedBy and successPolicy are immutable; completions too, but for an
+    Indexed Job whose new completions equal its new parallelism (validateCompletions: elastic
+    Indexed Jobs, GA in 1.31)."""
     found = _immutable(
         "spec.selector",
         "spec.template",
@@ -159,12 +191,21 @@ def _job(old: dict[str, Any], new: dict[str, Any]) -> Path | None:
     if found is not None:
         return found
     spec, was = new.get("spec") or {}, old.get("spec") or {}
+    if spec.get("completions") == was.get("completions"):
+        return None
     elastic = spec.get("completionMode") == "Indexed" and spec.get("completions") == spec.get("parallelism")
-    if spec.get("completions") != was.get("completions") and not (
-        elastic and was.get("completions") == was.get("parallelism")
-    ):
-        return ("spec", "completions")
-    return None
+    return None if elastic else ("spec", "completions")
+
+
+def _job_unless(old: dict[str, Any], new: dict[str, Any], field: Path) -> str:
+    """validationOptionsForJob (pkg/registry/batch/job/strategy.go): node scheduling directives
+    of a Job that is suspended and has no status.startTime may change, which Git cannot tell."""
+    if field != ("spec", "template") or at_path(old, ("spec", "suspend")) is not True:
+        return ""
+    before, after = at_path(old, field), at_path(new, field)
+    if _without_scheduling_directives(before) != _without_scheduling_directives(after):
+        return ""
+    return "the Job never started (created suspended, never resumed: no status.startTime)"
 
 
 _STATEFULSET_MUTABLE = frozenset(
@@ -258,12 +299,23 @@ def _claim(old: dict[str, Any], new: dict[str, Any]) -> Path | None:
 
 
 def _service(old: dict[str, Any], new: dict[str, Any]) -> Path | None:
-    """ValidateServiceUpdate: an allocated (or `None`) cluster IP stays what it is."""
+    """validateUpgradeDowngradeClusterIPs: a cluster IP, once set, stays what it is (either
+    side ExternalName: no rule); an omitted one was already put back (kept_by_server)."""
+    if "ExternalName" in (at_path(old, ("spec", "type")), at_path(new, ("spec", "type"))):
+        return None
     for key in ("clusterIP", "clusterIPs"):
         path = ("spec", key)
         if at_path(old, path) != at_path(new, path):
             return path
     return None
+
+
+def _service_unless(old: dict[str, Any], new: dict[str, Any], field: Path) -> str:
+    """A Service committed without a cluster IP has the one kube-apiserver allocated, which Git
+    does not hold."""
+    if at_path(old, field) is None and at_path(new, ("spec", "clusterIP")) != "None":
+        return "the address set is the one kube-apiserver allocated when it created the Service"
+    return ""
 
 
 def _immutable_data(old: dict[str, Any], new: dict[str, Any]) -> Path | None:
@@ -302,6 +354,13 @@ RULES: dict[tuple[str, str], tuple[str, Callable[[dict[str, Any], dict[str, Any]
 }
 
 
+# When a refusal depends on live state: what gen cannot see, in words.
+_UNLESS: dict[tuple[str, str], Callable[[dict[str, Any], dict[str, Any], Path], str]] = {
+    ("batch", "Job"): _job_unless,
+    ("", "Service"): _service_unless,
+}
+
+
 def refused(old: dict[str, Any], new: dict[str, Any]) -> Refusal | None:
     """The immutable field kube-apiserver refuses to change from old to new (both defaulted)."""
     group, kind = split_api(str(new.get("apiVersion", "")))[0], str(new.get("kind", ""))
@@ -313,7 +372,84 @@ def refused(old: dict[str, Any], new: dict[str, Any]) -> Refusal | None:
     if field is None:
         return None
     changed = first_difference(at_path(old, field), at_path(new, field), field) or field
-    return Refusal(field, changed, name)
+    unless = _UNLESS.get((group, kind))
+    return Refusal(field, changed, name, unless(old, new, field) if unless else "")
+
+
+# -- what the update strategy keeps of the stored object
+
+
+def _service_type(obj: dict[str, Any]) -> str:
+    return str(at_path(obj, ("spec", "type")) or "ClusterIP")
+
+
+def kept_by_server(old: dict[str, Any], new: dict[str, Any]) -> tuple[dict[str, Any], list[Path]]:
+    """new as kube-apiserver stores it over old, and the fields it kept from old because new
+    omits them. Only a Service has such fields (patchAllocatedValues,
+    pkg/registry/core/service/storage/storage.go): its cluster IPs unless either side is
+    ExternalName; node ports by port name while both need them (NodePort, LoadBalancer) and
+    another port does not hold the number; the health check node port while both are
+    LoadBalancers with externalTrafficPolicy Local."""
+    if new.get("kind") != "Service" or old.get("kind") != "Service":
+        return new, []
+    was, spec = old.get("spec"), new.get("spec")
+    if not isinstance(was, dict) or not isinstance(spec, dict):
+        return new, []
+    out = copy.deepcopy(new)
+    spec = out["spec"]
+    kept: list[Path] = []
+    types = (_service_type(old), _service_type(new))
+    if "ExternalName" not in types:
+        for key in ("clusterIP", "clusterIPs"):
+            if not spec.get(key) and was.get(key):
+                spec[key] = was[key]
+                kept.append(("spec", key))
+    if all(kind in ("NodePort", "LoadBalancer") for kind in types):
+        ports = [p for p in spec.get("ports") or [] if isinstance(p, dict)]
+        used = {p.get("nodePort") for p in ports if p.get("nodePort")}
+        by_name = {p.get("name"): p.get("nodePort") for p in was.get("ports") or [] if isinstance(p, dict)}
+        for i, port in enumerate(spec.get("ports") or []):
+            if isinstance(port, dict) and not port.get("nodePort"):
+                number = by_name.get(port.get("name"))
+                if number and number not in used:
+                    port["nodePort"] = number
+                    kept.append(("spec", "ports", i, "nodePort"))
+    local = all(at_path(obj, ("spec", "externalTrafficPolicy")) == "Local" for obj in (old, new))
+    health = "healthCheckNodePort"
+    if types == ("LoadBalancer", "LoadBalancer") and local and not spec.get(health) and was.get(health):
+        spec[health] = was[health]
+        kept.append(("spec", health))
+    return out, kept
+
+
+# -- admission on by default
+
+
+def storage_class_of(claim: dict[str, Any]) -> str:
+    """GetPersistentVolumeClaimClass: the beta annotation, else spec.storageClassName."""
+    annotations = (claim.get("metadata") or {}).get("annotations") or {}
+    beta = annotations.get("volume.beta.kubernetes.io/storage-class") if isinstance(annotations, dict) else None
+    return str(beta if beta is not None else at_path(claim, ("spec", "storageClassName")) or "")
+
+
+def claim_grows(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether new asks for more storage than old (PersistentVolumeClaimResize's trigger)."""
+    path = ("spec", "resources", "requests", "storage")
+    smaller, larger = _storage(at_path(old, path)), _storage(at_path(new, path))
+    return smaller is not None and larger is not None and larger > smaller
+
+
+def resize_allowed(old: dict[str, Any], new: dict[str, Any], classes: dict[str, dict[str, Any]]) -> bool | None:
+    """allowResize of the PersistentVolumeClaimResize admission plugin for a growing claim:
+    the same class before and after, and that StorageClass's allowVolumeExpansion. None when
+    the StorageClass is not among classes (the render's, by name) and lives only in the
+    cluster, or when Git names none (the claim has the cluster's default class)."""
+    name = storage_class_of(new)
+    if name != storage_class_of(old):
+        return False
+    if not name or name not in classes:
+        return None
+    return classes[name].get("allowVolumeExpansion") is True
 
 
 def spelled(path: Path) -> str:
