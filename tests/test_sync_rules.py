@@ -231,13 +231,10 @@ def test_spelling_out_a_default_changes_nothing() -> None:
     new = _changed(old, ("spec", "template", "spec", "containers", 0, "ports", 0, "protocol"), "TCP")
     new["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] = "IfNotPresent"
     new["spec"]["template"]["spec"]["dnsPolicy"] = "ClusterFirst"
-    assert sync.compared("t", Engines({}), old, new, {}) is None
-    assert (
-        sync.compared(
-            "t", Engines({}), old, _changed(new, ("spec", "template", "spec", "dnsPolicy"), "None"), {}
-        ).action
-        == "restart"
-    )  # type: ignore[union-attr]
+    around = sync.Surroundings(Engines({}))
+    assert sync.compared("t", around, old, new) is None
+    changed = sync.compared("t", around, old, _changed(new, ("spec", "template", "spec", "dnsPolicy"), "None"))
+    assert changed is not None and changed.action == "restart"
 
 
 def test_engines_decide_prune_and_recreate() -> None:

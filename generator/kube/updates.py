@@ -24,12 +24,15 @@ Path = tuple[str | int, ...]
 class Refusal(NamedTuple):
     """The immutable field that changed, the first changed value under it, the upstream rule,
     and the state of the live object under which kube-apiserver accepts it after all (gen
-    sees Git, not the cluster): empty when it refuses whatever that state."""
+    sees Git, not the cluster): empty when it refuses whatever that state. `blocks`: whether
+    the plan counts it a refusal while that state is unknown (a Job suspended in Git has, as
+    a rule, never run: its change is planned as accepted, with the condition said)."""
 
     field: Path
     changed: Path
     rule: str
     unless: str = ""
+    blocks: bool = True
 
 
 def differences(old: Any, new: Any, path: Path = ()) -> Iterator[Path]:
@@ -354,10 +357,11 @@ RULES: dict[tuple[str, str], tuple[str, Callable[[dict[str, Any], dict[str, Any]
 }
 
 
-# When a refusal depends on live state: what gen cannot see, in words.
-_UNLESS: dict[tuple[str, str], Callable[[dict[str, Any], dict[str, Any], Path], str]] = {
-    ("batch", "Job"): _job_unless,
-    ("", "Service"): _service_unless,
+# When a refusal depends on live state: what gen cannot see, in words, and whether the plan
+# still counts it a refusal.
+_UNLESS: dict[tuple[str, str], tuple[Callable[[dict[str, Any], dict[str, Any], Path], str], bool]] = {
+    ("batch", "Job"): (_job_unless, False),
+    ("", "Service"): (_service_unless, True),
 }
 
 
@@ -372,8 +376,9 @@ def refused(old: dict[str, Any], new: dict[str, Any]) -> Refusal | None:
     if field is None:
         return None
     changed = first_difference(at_path(old, field), at_path(new, field), field) or field
-    unless = _UNLESS.get((group, kind))
-    return Refusal(field, changed, name, unless(old, new, field) if unless else "")
+    condition, blocks = _UNLESS.get((group, kind), (None, True))
+    unless = condition(old, new, field) if condition is not None else ""
+    return Refusal(field, changed, name, unless, blocks or not unless)
 
 
 # -- what the update strategy keeps of the stored object

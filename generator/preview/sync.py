@@ -200,7 +200,12 @@ def _refused(
         if refusal.changed == refusal.field
         else f", and {updates.spelled(refusal.field)} is immutable"
     )
-    if around.engines.recreates_refused(_annotations(new)):
+    recreated = around.engines.recreates_refused(_annotations(new))
+    if not refusal.blocks:
+        then = "Flux deletes and recreates it" if recreated else _remedy(new)
+        reason = f"{what} (kube-apiserver {refusal.rule}), refused unless {refusal.unless}; if it has run, {then}"
+        return Change(target, "update", *identity, reason, pods, gpus, rel)
+    if recreated:
         reason = f"{what}: Flux deletes and recreates it" + (f"; its {size} restart" if size else "")
         return Change(target, "recreate", *identity, reason, pods, gpus, rel, refusal)
     unless = f", refused unless {refusal.unless}" if refusal.unless else ""
@@ -344,7 +349,8 @@ def _rollout(after: dict[str, Any], count: int, per_pod: int, size: str) -> tupl
         strategy = spec.get("strategy") or {}
         if strategy.get("type") == "Recreate":
             return count, f"{size} replaced, every old one stopped before the new ones start (Recreate)"
-        surge = _scaled_value(at_path(strategy, ("rollingUpdate", "maxSurge")) or "25%", count, round_up=True)
+        written = at_path(strategy, ("rollingUpdate", "maxSurge"))
+        surge = _scaled_value("25%" if written is None else written, count, round_up=True)
         if per_pod and surge:
             return count, (
                 f"{size} replaced; the rollout needs {_plural(surge * per_pod, 'GPU')} free beside its own "
