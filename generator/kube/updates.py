@@ -53,6 +53,16 @@ def differences(old: Any, new: Any, path: Path = ()) -> Iterator[Path]:
         yield path
 
 
+def spec_of(obj: dict[str, Any]) -> dict[str, Any]:
+    """An object's spec, or none when a hand-edited file holds something else there."""
+    found = obj.get("spec")
+    return found if isinstance(found, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def first_difference(old: Any, new: Any, path: Path = ()) -> Path | None:
     return next(differences(old, new, path), None)
 
@@ -95,7 +105,7 @@ def _default_container(container: Any) -> None:
             field_ref.setdefault("apiVersion", "v1")
 
 
-def _default_pod_spec(spec: Any, restart: str | None) -> None:
+def _default_podspec_of(spec: Any, restart: str | None) -> None:
     if not isinstance(spec, dict):
         return
     for key, value in _POD_DEFAULTS.items():
@@ -127,12 +137,12 @@ def defaulted(obj: dict[str, Any]) -> dict[str, Any]:
         for key, value in _KIND_DEFAULTS.get((group, kind), {}).items():
             spec.setdefault(key, value)
         if kind == "Service":
-            for port in spec.get("ports") or []:
+            for port in _list(spec.get("ports")):
                 if isinstance(port, dict):
                     port.setdefault("protocol", "TCP")
                     port.setdefault("targetPort", port.get("port"))
     if kind in POD_SPEC_PATHS:
-        _default_pod_spec(at_path(out, POD_SPEC_PATHS[kind]), None if kind in ("Job", "CronJob") else "Always")
+        _default_podspec_of(at_path(out, POD_SPEC_PATHS[kind]), None if kind in ("Job", "CronJob") else "Always")
     return out
 
 
@@ -193,7 +203,7 @@ def _job(old: dict[str, Any], new: dict[str, Any]) -> Path | None:
     )(old, new)
     if found is not None:
         return found
-    spec, was = new.get("spec") or {}, old.get("spec") or {}
+    spec, was = spec_of(new), spec_of(old)
     if spec.get("completions") == was.get("completions"):
         return None
     elastic = spec.get("completionMode") == "Indexed" and spec.get("completions") == spec.get("parallelism")
@@ -226,7 +236,7 @@ _STATEFULSET_MUTABLE = frozenset(
 
 def _stateful_set(old: dict[str, Any], new: dict[str, Any]) -> Path | None:
     """ValidateStatefulSetUpdate: only the fields its message lists may change."""
-    was, spec = old.get("spec") or {}, new.get("spec") or {}
+    was, spec = spec_of(old), spec_of(new)
     for key in sorted(was.keys() | spec.keys()):
         if key not in _STATEFULSET_MUTABLE and was.get(key) != spec.get(key):
             return ("spec", key)
@@ -236,16 +246,16 @@ def _stateful_set(old: dict[str, Any], new: dict[str, Any]) -> Path | None:
 def _pod(old: dict[str, Any], new: dict[str, Any]) -> Path | None:
     """ValidatePodUpdate: only container images, activeDeadlineSeconds, added tolerations and
     terminationGracePeriodSeconds may change."""
-    was, spec = copy.deepcopy(old.get("spec") or {}), copy.deepcopy(new.get("spec") or {})
+    was, spec = copy.deepcopy(spec_of(old)), copy.deepcopy(spec_of(new))
     for key in ("containers", "initContainers"):
-        for before, after in zip(was.get(key) or [], spec.get(key) or [], strict=False):
+        for before, after in zip(_list(was.get(key)), _list(spec.get(key)), strict=False):
             if isinstance(before, dict) and isinstance(after, dict) and "image" in after:
                 before["image"] = after["image"]
     for key in ("activeDeadlineSeconds", "terminationGracePeriodSeconds"):
         was.pop(key, None)
         spec.pop(key, None)
-    tolerations = spec.get("tolerations") or []
-    if "tolerations" in spec and all(t in tolerations for t in was.get("tolerations") or []):
+    tolerations = _list(spec.get("tolerations"))
+    if "tolerations" in spec and all(t in tolerations for t in _list(was.get("tolerations"))):
         was["tolerations"] = tolerations  # tolerations may only be added
     changed = first_difference(was, spec, ("spec",))
     return None if changed is None else changed[:2]
@@ -269,7 +279,7 @@ _PV_NOT_SOURCE = frozenset(
 
 def _persistent_volume(old: dict[str, Any], new: dict[str, Any]) -> Path | None:
     """ValidatePersistentVolumeUpdate: the volume source and volumeMode are immutable."""
-    was, spec = old.get("spec") or {}, new.get("spec") or {}
+    was, spec = spec_of(old), spec_of(new)
     for key in sorted(was.keys() | spec.keys()):
         if (key not in _PV_NOT_SOURCE or key == "volumeMode") and was.get(key) != spec.get(key):
             return ("spec", key)
@@ -283,7 +293,7 @@ def _storage(request: Any) -> Decimal | None:
 def _claim(old: dict[str, Any], new: dict[str, Any]) -> Path | None:
     """ValidatePersistentVolumeClaimUpdate: the spec is immutable but for a larger storage
     request, volumeAttributesClassName, and a class or volume set where none was."""
-    was, spec = copy.deepcopy(old.get("spec") or {}), copy.deepcopy(new.get("spec") or {})
+    was, spec = copy.deepcopy(spec_of(old)), copy.deepcopy(spec_of(new))
     before = at_path(was, ("resources", "requests", "storage"))
     after = at_path(spec, ("resources", "requests", "storage"))
     if before != after:

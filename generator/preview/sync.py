@@ -103,7 +103,7 @@ def workload_size(obj: dict[str, Any], hpas: HpaIndex) -> tuple[int | None, int 
     kind = str(obj.get("kind"))
     if kind not in POD_SPEC_PATHS:
         return None, None, ""
-    spec = obj.get("spec") or {}
+    spec = updates.spec_of(obj)
     per_pod = _gpus_of(obj)
     if kind == "DaemonSet":
         return None, None, "one Pod per node" + (f", {_plural(per_pod, 'GPU')} each" if per_pod else "")
@@ -186,7 +186,10 @@ def _remedy(obj: dict[str, Any]) -> str:
             "--cascade=orphan`): the sync then creates it, and it adopts the running Pods and their claims"
         )
     if kind in ("PersistentVolumeClaim", "PersistentVolume"):
-        return f"the sync fails until the change is reverted: a {kind}'s data cannot move in place"
+        return (
+            f"the sync fails until the change is reverted (for the new spec, create a new {kind} and move "
+            "the data to it; deleting this one to make the sync pass deletes its data)"
+        )
     return f"the sync fails until the {kind} is deleted"
 
 
@@ -271,13 +274,13 @@ def _stops(
     parallelism, a Job suspended."""
     kind = str(new.get("kind"))
     per_pod = _gpus_of(new)
-    was_spec, now_spec = before.get("spec") or {}, after.get("spec") or {}
+    was_spec, now_spec = updates.spec_of(before), updates.spec_of(after)
     if kind in _SCALED:
         key = _key(new)
         was, now = _count(was_spec.get("replicas"), 1), _count(now_spec.get("replicas"), 1)
-        dropped = "replicas" in (old.get("spec") or {}) and "replicas" not in (new.get("spec") or {})
+        dropped = "replicas" in updates.spec_of(old) and "replicas" not in updates.spec_of(new)
         scaled_range = around.hpas.get(key)
-        if key in around.scaled_before and "replicas" not in (old.get("spec") or {}):
+        if key in around.scaled_before and "replicas" not in updates.spec_of(old):
             if key in around.scaled_after or scaled_range is None or scaled_range[1] <= now:
                 return None
             low, high = scaled_range
@@ -336,7 +339,7 @@ def _scaled_value(value: Any, total: int, round_up: bool) -> int:
 def _rollout(after: dict[str, Any], count: int, per_pod: int, size: str) -> tuple[int, str] | None:
     """How the controller rolls a changed template: (Pods replaced, words), or None when it
     replaces none (OnDelete: only Pods someone deletes come back with it)."""
-    kind, spec = str(after.get("kind")), after.get("spec") or {}
+    kind, spec = str(after.get("kind")), updates.spec_of(after)
     if kind in ("StatefulSet", "DaemonSet"):
         strategy = spec.get("updateStrategy") or {}
         if strategy.get("type") == "OnDelete":
