@@ -299,12 +299,15 @@ def _stops(
                     f"it and nothing stops): all but {now} of its Pods stop{until}; "
                     f"{_handover(new, was, client_side)}"
                 )
-            stopped = (
-                f"{_pods(was - now, per_pod)} stop (of {was})"
-                if key not in around.scaled_before
-                else f"all but {now} of its Pods stop (up to {_pods(was - now, per_pod)})"
+            if key not in around.scaled_before:
+                return was - now, (
+                    f"{lead}, so {_pods(was - now, per_pod)} stop (of {was}){until}; {_handover(new, was, client_side)}"
+                )
+            most = max(was, scaled_range[1] if scaled_range else was) - now  # the HPA may run more than Git says
+            return most, (
+                f"{lead}, so all but {now} of its Pods stop (up to {_pods(most, per_pod)}){until}; "
+                f"{_handover(new, was, client_side)}"
             )
-            return was - now, f"{lead}, so {stopped}{until}; {_handover(new, was, client_side)}"
         if now < was and key not in around.scaled_after:
             return was - now, f"spec.replicas lowered from {was} to {now}: {_pods(was - now, per_pod)} stop"
         return None
@@ -362,9 +365,9 @@ def _rollout(after: dict[str, Any], count: int, per_pod: int, size: str) -> tupl
     return count, f"{size} replaced"
 
 
-def _kept_note(kept: list[updates.Path], old: dict[str, Any], before: dict[str, Any]) -> str:
+def _kept_note(kept: list[updates.Path], before: dict[str, Any]) -> str:
     """What the update strategy keeps that gen stopped writing (a Service's allocated values)."""
-    if not kept or at_path(old, kept[0]) is None:
+    if not kept:
         return ""
     value = at_path(before, kept[0])
     fields = ", ".join(updates.spelled(path) for path in kept)
@@ -384,7 +387,7 @@ def compared(
     after, kept = updates.kept_by_server(before, updates.defaulted(new))
     changed = [path for path in updates.differences(before, after) if path[:1] != ("status",)]
     identity = _identity(new)
-    note = _kept_note(kept, old, before)
+    note = _kept_note(kept, before)
     if not changed:
         return Change(target, "update", *identity, f"{note}; nothing else changes", rel=rel) if note else None
     pods, gpus, size = workload_size(new, around.hpas)
