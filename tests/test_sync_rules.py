@@ -237,6 +237,19 @@ def test_spelling_out_a_default_changes_nothing() -> None:
     assert changed is not None and changed.action == "restart"
 
 
+def test_stored_defaults_that_hang_on_other_fields() -> None:
+    """SetDefaults_Job: backoffLimit is MaxInt32 beside backoffLimitPerIndex, else 6; completions
+    is 1 only when parallelism is unset too. SetDefaults_StatefulSet: a RollingUpdate partition 0."""
+    job = obj("batch/v1", "Job", spec={"template": TEMPLATE, "backoffLimitPerIndex": 1, "completionMode": "Indexed"})
+    assert updates.defaulted(job)["spec"]["backoffLimit"] == 2147483647
+    assert updates.defaulted(obj("batch/v1", "Job", spec={"template": TEMPLATE}))["spec"]["backoffLimit"] == 6
+    assert "completions" not in updates.defaulted(obj("batch/v1", "Job", spec={"parallelism": 3}))["spec"]
+    stateful = updates.defaulted(obj("apps/v1", "StatefulSet", spec={"updateStrategy": {"type": "OnDelete"}}))
+    assert stateful["spec"]["updateStrategy"] == {"type": "OnDelete"}
+    rolling = updates.defaulted(obj("apps/v1", "StatefulSet", spec={}))["spec"]["updateStrategy"]
+    assert rolling == {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}
+
+
 def test_engines_decide_prune_and_recreate() -> None:
     protected = {"argocd.argoproj.io/sync-options": "Prune=false", "kustomize.toolkit.fluxcd.io/prune": "disabled"}
     argo, flux = Engines({"argocd": {"repoURL": "r"}}), Engines({"flux": {"sourceRef": {"name": "s"}}})

@@ -105,7 +105,7 @@ def _default_container(container: Any) -> None:
             field_ref.setdefault("apiVersion", "v1")
 
 
-def _default_podspec_of(spec: Any, restart: str | None) -> None:
+def _default_pod_spec(spec: Any, restart: str | None) -> None:
     if not isinstance(spec, dict):
         return
     for key, value in _POD_DEFAULTS.items():
@@ -118,14 +118,51 @@ def _default_podspec_of(spec: Any, restart: str | None) -> None:
 
 
 _KIND_DEFAULTS: dict[tuple[str, str], dict[str, Any]] = {
-    ("batch", "Job"): {"completionMode": "NonIndexed", "backoffLimit": 6, "parallelism": 1, "suspend": False},
-    ("apps", "StatefulSet"): {"replicas": 1, "podManagementPolicy": "OrderedReady", "revisionHistoryLimit": 10},
+    ("batch", "Job"): {"completionMode": "NonIndexed", "suspend": False},
+    ("apps", "StatefulSet"): {
+        "replicas": 1,
+        "podManagementPolicy": "OrderedReady",
+        "revisionHistoryLimit": 10,
+        "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Retain"},
+    },
     ("apps", "Deployment"): {"replicas": 1, "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600},
     ("apps", "ReplicaSet"): {"replicas": 1},
+    ("apps", "DaemonSet"): {"revisionHistoryLimit": 10},
     ("", "PersistentVolumeClaim"): {"volumeMode": "Filesystem"},
     ("", "PersistentVolume"): {"volumeMode": "Filesystem"},
     ("", "Service"): {"type": "ClusterIP", "sessionAffinity": "None"},
 }
+
+
+# The rolling update each apps/v1 kind gets when its strategy says none (SetDefaults_Deployment,
+# SetDefaults_StatefulSet, SetDefaults_DaemonSet).
+_ROLLING_UPDATES: dict[str, tuple[str, dict[str, Any]]] = {
+    "Deployment": ("strategy", {"maxSurge": "25%", "maxUnavailable": "25%"}),
+    "StatefulSet": ("updateStrategy", {"partition": 0}),
+    "DaemonSet": ("updateStrategy", {"maxUnavailable": 1, "maxSurge": 0}),
+}
+
+
+def _default_workload(group: str, kind: str, spec: dict[str, Any]) -> None:
+    """The defaults that depend on other fields: SetDefaults_Job (completions 1 when neither it
+    nor parallelism is set, parallelism 1, backoffLimit 6 or MaxInt32 beside backoffLimitPerIndex)
+    and the apps/v1 update strategies."""
+    if (group, kind) == ("batch", "Job"):
+        if "completions" not in spec and "parallelism" not in spec:
+            spec["completions"] = 1
+        spec.setdefault("parallelism", 1)
+        spec.setdefault("backoffLimit", 2147483647 if spec.get("backoffLimitPerIndex") is not None else 6)
+    elif group == "apps" and kind in _ROLLING_UPDATES:
+        key, rolling = _ROLLING_UPDATES[kind]
+        strategy = spec.setdefault(key, {})
+        if not isinstance(strategy, dict):
+            return
+        strategy.setdefault("type", "RollingUpdate")
+        if strategy["type"] == "RollingUpdate":
+            update = strategy.setdefault("rollingUpdate", {})
+            if isinstance(update, dict):
+                for name, value in rolling.items():
+                    update.setdefault(name, value)
 
 
 def defaulted(obj: dict[str, Any]) -> dict[str, Any]:
@@ -141,8 +178,9 @@ def defaulted(obj: dict[str, Any]) -> dict[str, Any]:
                 if isinstance(port, dict):
                     port.setdefault("protocol", "TCP")
                     port.setdefault("targetPort", port.get("port"))
+        _default_workload(group, kind, spec)
     if kind in POD_SPEC_PATHS:
-        _default_podspec_of(at_path(out, POD_SPEC_PATHS[kind]), None if kind in ("Job", "CronJob") else "Always")
+        _default_pod_spec(at_path(out, POD_SPEC_PATHS[kind]), None if kind in ("Job", "CronJob") else "Always")
     return out
 
 
