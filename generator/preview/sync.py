@@ -339,19 +339,23 @@ def _scaled_value(value: Any, total: int, round_up: bool) -> int:
     return 0
 
 
-def _rollout(after: dict[str, Any], count: int, per_pod: int, size: str) -> tuple[int, str] | None:
-    """How the controller rolls a changed template: (Pods replaced, words), or None when it
-    replaces none (OnDelete: only Pods someone deletes come back with it)."""
+def _rollout(after: dict[str, Any], count: int | None, per_pod: int, size: str) -> tuple[int | None, str]:
+    """How the controller rolls a changed template: the Pods it replaces (None: one per node)
+    and the words for it; 0 when it replaces none (OnDelete: only Pods someone deletes come
+    back with the new template; a partition at or above the replicas)."""
     kind, spec = str(after.get("kind")), updates.spec_of(after)
     if kind in ("StatefulSet", "DaemonSet"):
         strategy = spec.get("updateStrategy") or {}
         if strategy.get("type") == "OnDelete":
-            return None
+            return 0, "updateStrategy OnDelete replaces no Pod until someone deletes it"
         partition = _count(at_path(strategy, ("rollingUpdate", "partition")), 0) if kind == "StatefulSet" else 0
-        if partition > 0:
-            count = max(count - partition, 0)
-            return count, f"{_pods(count, per_pod)} from ordinal {partition} on replaced (partition {partition})"
-    if kind == "Deployment":
+        if partition > 0 and count is not None:
+            if partition >= count:
+                return 0, f"no Pod replaced: every ordinal is below the partition ({partition})"
+            return count - partition, (
+                f"{_pods(count - partition, per_pod)} from ordinal {partition} on replaced (partition {partition})"
+            )
+    if kind == "Deployment" and count is not None:
         strategy = spec.get("strategy") or {}
         if strategy.get("type") == "Recreate":
             return count, f"{size} replaced, every old one stopped before the new ones start (Recreate)"
@@ -403,18 +407,17 @@ def compared(
     per_pod = _gpus_of(new)
     stops = _stops(around, old, new, before, after)
     if stops is not None:
-        count, reason = stops
+        stopped, reason = stops
         if in_template:
             reason += f"; {_changed_field(in_template[0], before)} too: the Pods that stay are replaced"
-        return Change(target, "stop", *identity, reason, count, count * per_pod, rel)
+        return Change(target, "stop", *identity, reason, stopped, stopped * per_pod, rel)
     if in_template:
-        what = f"{_changed_field(in_template[0], before)}{more}"
-        rolled = _rollout(after, pods or 0, per_pod, size)
-        if rolled is None:
-            reason = f"{what}: updateStrategy OnDelete replaces no Pod until someone deletes it"
+        replaced, words = _rollout(after, pods, per_pod, size)
+        reason = f"{_changed_field(in_template[0], before)}{more}: {words}"
+        if replaced == 0:
             return Change(target, "update", *identity, reason, pods, gpus, rel)
-        count, words = rolled
-        return Change(target, "restart", *identity, f"{what}: {words}", count, count * per_pod, rel)
+        replaced_gpus = None if replaced is None else replaced * per_pod
+        return Change(target, "restart", *identity, reason, replaced, replaced_gpus, rel)
     reason = f"{_changed_field(changed[0], before)}{more}" + (f"; {note}" if note else "")
     return Change(target, "update", *identity, reason, pods, gpus, rel)
 
