@@ -145,13 +145,15 @@ _ROLLING_UPDATES: dict[str, tuple[str, dict[str, Any]]] = {
 
 def _default_workload(group: str, kind: str, spec: dict[str, Any]) -> None:
     """The defaults that depend on other fields: SetDefaults_Job (completions 1 when neither it
-    nor parallelism is set, parallelism 1, backoffLimit 6 or MaxInt32 beside backoffLimitPerIndex)
-    and the apps/v1 update strategies."""
+    nor parallelism is set, parallelism 1, backoffLimit 6 or MaxInt32 beside backoffLimitPerIndex,
+    podReplacementPolicy Failed beside a podFailurePolicy, else TerminatingOrFailed) and the
+    apps/v1 update strategies."""
     if (group, kind) == ("batch", "Job"):
         if "completions" not in spec and "parallelism" not in spec:
             spec["completions"] = 1
         spec.setdefault("parallelism", 1)
         spec.setdefault("backoffLimit", 2147483647 if spec.get("backoffLimitPerIndex") is not None else 6)
+        spec.setdefault("podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed")
     elif group == "apps" and kind in _ROLLING_UPDATES:
         key, rolling = _ROLLING_UPDATES[kind]
         strategy = spec.setdefault(key, {})
