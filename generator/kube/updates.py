@@ -117,6 +117,7 @@ def _default_pod_spec(spec: Any, restart: str | None) -> None:
             _default_container(container)
 
 
+MAX_INT32 = 2147483647
 _KIND_DEFAULTS: dict[tuple[str, str], dict[str, Any]] = {
     ("batch", "Job"): {"completionMode": "NonIndexed", "suspend": False},
     ("apps", "StatefulSet"): {
@@ -173,6 +174,8 @@ def defaulted(obj: dict[str, Any]) -> dict[str, Any]:
     group, kind = split_api(str(out.get("apiVersion", "")))[0], str(out.get("kind", ""))
     spec = out.get("spec")
     if isinstance(spec, dict):
+        if (group, kind) == ("batch", "Job") and spec.get("backoffLimitPerIndex") is not None:
+            spec.setdefault("backoffLimit", MAX_INT32)  # SetDefaults_Job: the per-index limit decides
         for key, value in _KIND_DEFAULTS.get((group, kind), {}).items():
             spec.setdefault(key, value)
         if kind == "Service":

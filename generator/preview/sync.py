@@ -18,7 +18,7 @@ from generator.kube import updates
 from generator.kube.scope import POD_SPEC_PATHS, at_path, title
 from generator.layout import FRAGMENTS_DIR, MANIFEST_FILE
 from generator.render.links import TEMPLATE_PATHS, HpaIndex, hpa_index
-from generator.render.write import DirPlan, owned_files, read_regular, safe_dir
+from generator.render.write import owned_files, read_regular
 from generator.yamlio.load import load_text
 
 # In the order a reviewer weighs them: what fails the sync first, what only adds last.
@@ -445,7 +445,7 @@ def removed(target: str, engines: Engines, old: dict[str, Any], hpas: HpaIndex, 
 # -- one directory
 
 
-def _is_object_file(rel: str) -> bool:
+def is_object_file(rel: str) -> bool:
     return rel not in ("kustomization.yaml", MANIFEST_FILE) and not rel.startswith(FRAGMENTS_DIR + "/")
 
 
@@ -470,7 +470,7 @@ def plan_directory(
     old: dict[str, dict[str, Any]] = {}
     unreadable: set[str] = set()  # committed, but no object can be read from it (edited by hand?)
     for rel in owned:
-        if _is_object_file(rel) and owned[rel] != digests.get(rel):
+        if is_object_file(rel) and owned[rel] != digests.get(rel):
             found = read_object(directory / rel)
             if found is not None:
                 old[rel] = found
@@ -504,15 +504,6 @@ def plan_directory(
             changes.append(Change(target, "update", *_identity(obj), reason, rel=rel))
     changes += [removed(target, engines, obj, hpas, rel) for rel, obj in old.items() if rel not in objects]
     return changes
-
-
-def removed_directories(out: Path, removals: Iterable[DirPlan]) -> list[Change]:
-    """Directories under out that no target renders any more: every object in them leaves Git."""
-    return [
-        change
-        for removal in removals
-        for change in plan_directory(removal.reldir, Engines({}), safe_dir(out, removal.reldir), {}, {})
-    ]
 
 
 def ordered(changes: Iterable[Change]) -> list[Change]:

@@ -90,11 +90,7 @@ def _collisions(manifest: Manifest, other: Manifest, target: str) -> list[Proble
     name = manifest.title
     here = manifest.problem(("metadata", "name"), "object-collision", "")
     there = other.problem(("metadata", "name"), "object-collision", "")
-    hint = (
-        "gen creates the namespaces its workloads use: set createNamespaces: false on the Target to bring your own"
-        if manifest.kind == "Namespace" and not (manifest.raw and other.raw)
-        else "every object has one owner: drop one, or rename it"
-    )
+    hint = "every object has one owner: drop one, or rename it"
     return [
         replace(
             here,
@@ -171,18 +167,23 @@ def render_and_plan(
         for m in rendered.manifests
         if m.group_kind == ("", "Namespace") and (level := pod_security.enforced_level(m.obj))
     }
+    gen_namespaces = sorted(m.name for m in rendered.manifests if m.group_kind == ("", "Namespace") and not m.raw)
     catalog = crds.Catalog()  # the team's CRDs (--crds, .gen.yaml, Manifests) judge their custom resources
     catalog.add_all(definitions, stored=True)  # crds.stored() checked them
     own = [(m.obj, m.written_in.file) for m in rendered.manifests if m.written_in and is_definition(m.obj)]
     catalog.add_all(own)
-    validator = ManifestValidator(target.versions, plugins, own_output=True, enforced=enforced, definitions=catalog)
+    validator = ManifestValidator(
+        target.versions, plugins, own_output=True, enforced=enforced, definitions=catalog, gen_namespaces=gen_namespaces
+    )
     # the team's objects, as `gen validate` judges them
-    raw_validator = ManifestValidator(target.versions, plugins, enforced=enforced, definitions=catalog)
+    raw_validator = ManifestValidator(
+        target.versions, plugins, enforced=enforced, definitions=catalog, gen_namespaces=gen_namespaces
+    )
     well_formed = []  # objects of their kind's shape, which the checks across objects may rely on
     judge = partial(_judged, validator=validator, raw_validator=raw_validator)
     judged: dict[int, _Judged] = {}
     if reuse is not None:
-        reuse.judging_with(target.versions, plugins, sorted(enforced.items()), list(definitions), own)
+        reuse.judging_with(target.versions, plugins, sorted(enforced.items()), gen_namespaces, list(definitions), own)
         judged = {
             id(m): before for m in rendered.manifests if (before := reuse.judged(m, settled.get(id(m)))) is not None
         }
@@ -207,7 +208,7 @@ def render_and_plan(
         problems += links.shared_claims(well_formed, target.name)
     plan, found, owners = _plan_target(rendered)
     problems.extend(found)
-    engines = gitops.Engines(target.gitops)
+    engines = target.engines
     changes = _changes(target.name, engines, out, plan, owners) if out is not None else []
     against_output = _job_immutable(changes, owners)  # findings about syncing over the committed render
     namespaces = {m.namespace for m in owners.values() if m.namespace}
@@ -252,10 +253,13 @@ _LAST_RENDER: list[object] = []
 def _changes(
     target: str, engines: gitops.Engines, out: Path, plan: write.DirPlan, owners: dict[str, Manifest]
 ) -> list[sync.Change]:
-    from generator.preview import sync  # only a render compared with its previous output needs it
+    from generator.preview import engine, sync  # only a render compared with its previous output needs it
 
     directory = write.safe_dir(out, plan.reldir)
-    return sync.plan_directory(target, engines, directory, plan.digests(), {rel: m.obj for rel, m in owners.items()})
+    objects = {rel: m.obj for rel, m in owners.items()}
+    return engine.verdicts(
+        sync.plan_directory(target, engines, directory, plan.digests(), objects), engines, directory, objects
+    )
 
 
 def _job_immutable(changes: list[sync.Change], owners: dict[str, Manifest]) -> list[Problem]:
