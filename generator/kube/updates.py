@@ -153,7 +153,7 @@ def _default_workload(group: str, kind: str, spec: dict[str, Any]) -> None:
         if "completions" not in spec and "parallelism" not in spec:
             spec["completions"] = 1
         spec.setdefault("parallelism", 1)
-        spec.setdefault("backoffLimit", 2147483647 if spec.get("backoffLimitPerIndex") is not None else 6)
+        spec.setdefault("backoffLimit", MAX_INT32 if spec.get("backoffLimitPerIndex") is not None else 6)
         spec.setdefault("podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed")
     elif group == "apps" and kind in _ROLLING_UPDATES:
         key, rolling = _ROLLING_UPDATES[kind]
@@ -174,8 +174,6 @@ def defaulted(obj: dict[str, Any]) -> dict[str, Any]:
     group, kind = split_api(str(out.get("apiVersion", "")))[0], str(out.get("kind", ""))
     spec = out.get("spec")
     if isinstance(spec, dict):
-        if (group, kind) == ("batch", "Job") and spec.get("backoffLimitPerIndex") is not None:
-            spec.setdefault("backoffLimit", MAX_INT32)  # SetDefaults_Job: the per-index limit decides
         for key, value in _KIND_DEFAULTS.get((group, kind), {}).items():
             spec.setdefault(key, value)
         if kind == "Service":
