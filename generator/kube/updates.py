@@ -352,15 +352,24 @@ def _claim(old: dict[str, Any], new: dict[str, Any]) -> Path | None:
     return None if changed is None else changed[:2]
 
 
+def _service_type(obj: dict[str, Any]) -> str:
+    return str(at_path(obj, ("spec", "type")) or "ClusterIP")
+
+
 def _service(old: dict[str, Any], new: dict[str, Any]) -> Path | None:
-    """validateUpgradeDowngradeClusterIPs: a cluster IP, once set, stays what it is (either
-    side ExternalName: no rule); an omitted one was already put back (kept_by_server)."""
-    if "ExternalName" in (at_path(old, ("spec", "type")), at_path(new, ("spec", "type"))):
-        return None
-    for key in ("clusterIP", "clusterIPs"):
-        path = ("spec", key)
-        if at_path(old, path) != at_path(new, path):
-            return path
+    """ValidateServiceUpdate: a cluster IP, once set, stays what it is, unless either side is
+    ExternalName (validateUpgradeDowngradeClusterIPs; an omitted one was already put back,
+    kept_by_server); a LoadBalancer's loadBalancerClass stays what it is while it stays a
+    LoadBalancer, set or not (validateLoadBalancerClassField)."""
+    types = (_service_type(old), _service_type(new))
+    if "ExternalName" not in types:
+        for key in ("clusterIP", "clusterIPs"):
+            path = ("spec", key)
+            if at_path(old, path) != at_path(new, path):
+                return path
+    path = ("spec", "loadBalancerClass")
+    if types == ("LoadBalancer", "LoadBalancer") and at_path(old, path) != at_path(new, path):
+        return path
     return None
 
 
@@ -433,10 +442,6 @@ def refused(old: dict[str, Any], new: dict[str, Any]) -> Refusal | None:
 
 
 # -- what the update strategy keeps of the stored object
-
-
-def _service_type(obj: dict[str, Any]) -> str:
-    return str(at_path(obj, ("spec", "type")) or "ClusterIP")
 
 
 def kept_by_server(old: dict[str, Any], new: dict[str, Any]) -> tuple[dict[str, Any], list[Path]]:
