@@ -296,6 +296,16 @@ POLICY_RULES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
         {"gpu.yaml": GPU % ("Never", ", models: [A100]", "{limits: {nvidia.com/gpu: 2}}")},
         {"gpu.yaml": GPU % ("Never", ", models: [A100]", "{limits: {memory: 1Gi}}")},
     ),
+    "gpu-memory-unreachable": (
+        {
+            "gpu.yaml": GPU
+            % ("Never", ", labels: nvidia-gfd, models: [NVIDIA-H100-80GB-HBM3], minMemoryMiB: 81920", "{}")
+        },
+        {
+            "gpu.yaml": GPU
+            % ("Never", ", labels: nvidia-gfd, models: [NVIDIA-H100-80GB-HBM3], minMemoryMiB: 81559", "{}")
+        },
+    ),
     "gpu-job-backoff": (
         {
             "gpu.yaml": GPU % ("Never", ", models: [A100]", "{}")

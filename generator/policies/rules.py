@@ -715,6 +715,7 @@ def gpu_model_rules(target: Target) -> Iterator[Problem]:
     """With GPU Feature Discovery's labels, a model must be a product name GFD writes: a short
     name (`A100`) matches no node, and every Pod stays Pending."""
     gfd_model = context.GPU_LABEL_PRESETS["nvidia-gfd"]["model"]
+    gfd_memory = context.GPU_LABEL_PRESETS["nvidia-gfd"]["memoryMiB"]
     for policy in target.of_kind("GpuWorkload") + target.of_kind("ReplicatedService"):
         gpu = policy.spec.get("gpu")
         if gpu is None or context.gpu_labels(gpu, target)["model"] != gfd_model:
@@ -734,6 +735,28 @@ def gpu_model_rules(target: Target) -> Iterator[Problem]:
                 )
                 + " (a MIG product ends in -MIG-<profile>, a shared GPU in -SHARED)",
             )
+        if context.gpu_labels(gpu, target)["memoryMiB"] == gfd_memory:
+            yield from _unreachable_memory(policy, gpu)
+
+
+def _unreachable_memory(policy: Policy, gpu: dict[str, Any]) -> Iterator[Problem]:
+    """`minMemoryMiB` above the `nvidia.com/gpu.memory` GFD writes for every model the policy
+    lists matches no node: GFD writes NVML's total (81559 for an H100 80GB HBM3), not 80·1024."""
+    wanted, models = gpu.get("minMemoryMiB"), gpu.get("models") or []
+    memories = {model: gfd.product_memory(model) for model in models}
+    if wanted is None or not models or None in memories.values():
+        return  # without models, or with one the table has not seen, any node may still reach it
+    most = max(m for m in memories.values() if m is not None)
+    if wanted <= most:
+        return
+    shown = ", ".join(f"{model} {memory}" for model, memory in memories.items())
+    yield policy.problem(
+        ("gpu", "minMemoryMiB"),
+        "gpu-memory-unreachable",
+        f"minMemoryMiB {wanted} is above the nvidia.com/gpu.memory GPU Feature Discovery writes for every "
+        f"listed model ({shown} MiB): no node matches",
+        hint=f"ask for at most {most} (GFD labels NVML's total memory in MiB, what nvidia-smi shows)",
+    )
 
 
 RULES: tuple[Callable[[Target], Iterator[Problem]], ...] = (
