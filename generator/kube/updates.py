@@ -168,6 +168,21 @@ def _default_workload(group: str, kind: str, spec: dict[str, Any]) -> None:
                     update.setdefault(name, value)
 
 
+def rolling_surge(deployment: dict[str, Any], replicas: int) -> int:
+    """The Pods a Deployment's rolling update runs above its replicas: maxSurge as stored
+    (default 25%), a percentage of replicas rounded up (ResolveFenceposts,
+    pkg/controller/deployment/util/deployment_util.go); none for Recreate."""
+    strategy = spec_of(deployment).get("strategy")
+    strategy = strategy if isinstance(strategy, dict) else {}
+    if strategy.get("type", "RollingUpdate") != "RollingUpdate":
+        return 0
+    rolling = strategy.get("rollingUpdate")
+    value = rolling.get("maxSurge", "25%") if isinstance(rolling, dict) else "25%"
+    if isinstance(value, str) and value.endswith("%") and value[:-1].isdigit():
+        return -(-replicas * int(value[:-1]) // 100)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def defaulted(obj: dict[str, Any]) -> dict[str, Any]:
     """A copy of obj with the defaults kube-apiserver would store."""
     out = copy.deepcopy(obj)

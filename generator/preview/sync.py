@@ -328,17 +328,6 @@ def _stops(
     return None
 
 
-def _scaled_value(value: Any, total: int, round_up: bool) -> int:
-    """intstr.GetScaledValueFromIntOrPercent: an int, or a percentage of total."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    text = str(value)
-    if text.endswith("%") and text[:-1].isdigit():
-        scaled = int(text[:-1]) * total
-        return -(-scaled // 100) if round_up else scaled // 100
-    return 0
-
-
 def _rollout(after: dict[str, Any], count: int | None, per_pod: int, size: str) -> tuple[int | None, str]:
     """How the controller rolls a changed template: the Pods it replaces (None: one per node)
     and the words for it; 0 when it replaces none (OnDelete: only Pods someone deletes come
@@ -359,8 +348,7 @@ def _rollout(after: dict[str, Any], count: int | None, per_pod: int, size: str) 
         strategy = spec.get("strategy") or {}
         if strategy.get("type") == "Recreate":
             return count, f"{size} replaced, every old one stopped before the new ones start (Recreate)"
-        written = at_path(strategy, ("rollingUpdate", "maxSurge"))
-        surge = _scaled_value("25%" if written is None else written, count, round_up=True)
+        surge = updates.rolling_surge(after, count)
         if per_pod and surge:
             return count, (
                 f"{size} replaced; the rollout needs {_plural(surge * per_pod, 'GPU')} free beside its own "
