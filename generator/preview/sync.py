@@ -315,13 +315,13 @@ def _stops(
         was, now = _count(was_spec.get("parallelism"), 1), _count(now_spec.get("parallelism"), 1)
         if now_spec.get("suspend") is True and was_spec.get("suspend") is not True:
             return was, (
-                f"spec.suspend set: the Job controller deletes its active Pods, all {_pods(was, per_pod)} while it "
-                "runs (a finished Job loses none); they start again when it is resumed"
+                f"spec.suspend set: while the Job runs, the Job controller deletes all its active Pods, up to "
+                f"{_pods(was, per_pod)} (a finished Job loses none); they start again when it is resumed"
             )
         if now < was:
             return was - now, (
-                f"spec.parallelism lowered from {was} to {now}: while the Job runs, the Job controller deletes the "
-                f"{_pods(was - now, per_pod)} active above it (a finished Job loses none), and a gang whose ranks "
+                f"spec.parallelism lowered from {was} to {now}: while the Job runs, the Job controller deletes its "
+                f"active Pods above {now}, up to {_pods(was - now, per_pod)} (a finished Job loses none), and a gang whose ranks "
                 "must all run (torchrun, a PodGroup) fails; to resize a distributed run, let it finish and run "
                 "the new size as a new Job (GpuWorkload: whenChanged: newName)"
             )
