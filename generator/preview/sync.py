@@ -228,7 +228,8 @@ def _claim_growth(
     name = updates.storage_class_of(new)
     allowed = updates.resize_allowed(old, new, dict(around.storage_classes))
     if allowed:
-        return Change(target, "update", *identity, f"{grows} (StorageClass {name} allows volume expansion)", rel=rel)
+        reason = f"{grows} (StorageClass {name} allows volume expansion; the claim must be bound)"
+        return Change(target, "update", *identity, reason, rel=rel)
     if allowed is None:
         which = f"StorageClass {name}, which is not in this render," if name else "the cluster's default StorageClass"
         reason = f"{grows}: refused by kube-apiserver's PersistentVolumeClaimResize admission unless {which} has allowVolumeExpansion: true"
