@@ -191,6 +191,15 @@ class Engines:
             reasons.append("Argo CD and Flux skip it (Prune=false, prune: disabled)")
         return "; ".join(reasons)
 
+    def applies_client_side(self, annotations: dict[str, Any]) -> bool:
+        """Whether an engine applies the object client-side (a three-way merge with the
+        last-applied annotation): Argo CD unless ServerSideApply=true (the object's option,
+        else the Application's), and `kubectl apply` when no engine is configured. Flux always
+        applies server-side."""
+        if not self.configured:
+            return True
+        return self.argocd and self.argocd_option(annotations, "ServerSideApply") != "true"
+
     def recreates_refused(self, annotations: dict[str, Any]) -> bool:
         """Whether every engine deletes and recreates the object when its update is refused:
         only Flux, and only with its force annotation."""

@@ -138,4 +138,8 @@ def test_scaffold_gpu_labels_are_the_ones_gpu_nodes_carry(gen, repo: Path, monke
     assert not [p for p in (repo / "deploy").rglob("*.yaml") if "training.example.com" in p.read_text()]
     monkeypatch.chdir(repo)
     run = gen("explain", "gpu", "--nodes", "nodes.yaml", "policies")
-    assert run.code == 0 and "production  training-job  h100-1  yes       1273" in run.out and "GPUPacking 80×10" in run.out, run.out + run.err
+    assert (
+        run.code == 0
+        and "production  training-job  h100-1  yes       1273" in run.out
+        and "GPUPacking 80×10" in run.out
+    ), run.out + run.err

@@ -12,6 +12,7 @@ from typing import Any
 
 from generator import pipeline
 from generator.errors import GeneratorError
+from generator.kube import updates
 from generator.kube.scope import POD_SPEC_PATHS, at_path
 from generator.policies import context
 from generator.policies.policy import Policy
@@ -53,23 +54,11 @@ def _gpu_pods(policy_dir: Path, targets: tuple[str, ...]) -> tuple[list[Workload
             profile = profiles.get(str(pod_spec.get("schedulerName", "default-scheduler")), scoring.DEFAULT_PROFILE)
             # a ReplicaSet selects a service's Pods, the headless Service a GpuWorkload's with `service`
             selected = policy.kind == "ReplicatedService" or "service" in policy.spec
-            surge = _surge(manifest.obj, pod.floor) if manifest.kind == "Deployment" else 0
+            surge = updates.rolling_surge(manifest.obj, pod.floor) if manifest.kind == "Deployment" else 0
             pod = replace(pod, labels=labels, selected=selected, profile=profile, surge=surge)
             mine[policy.name] = (pod, policy)
         found += [mine[name] for name in sorted(mine)]
     return found, problems
-
-
-def _surge(deployment: dict[str, Any], replicas: int) -> int:
-    """The Pods a Deployment's rolling update adds above its replicas: maxSurge (default 25%),
-    a percentage rounded up (deployment/util ResolveFenceposts); none for Recreate."""
-    strategy = (deployment.get("spec") or {}).get("strategy") or {}
-    if strategy.get("type", "RollingUpdate") != "RollingUpdate":
-        return 0
-    value = (strategy.get("rollingUpdate") or {}).get("maxSurge", "25%")
-    if isinstance(value, str) and value.endswith("%") and value[:-1].isdigit():
-        return math.ceil(replicas * int(value[:-1]) / 100)
-    return value if isinstance(value, int) else 0
 
 
 def _surge_problems(policy: Policy, pod: gpu.GpuPod, fit: int) -> list[Problem]:

@@ -11,7 +11,7 @@ from generator.layout import check_out
 from generator.problems import Severity, has_errors
 from generator.reporters import report
 
-_GITHUB_LEVEL = {"refused": "error", "prune": "warning", "recreate": "warning"}
+_GITHUB_LEVEL = {"refused": "error", "stop": "warning", "prune": "warning", "recreate": "warning"}
 
 
 def run(
