@@ -428,7 +428,8 @@ def removed(target: str, engines: Engines, old: dict[str, Any], hpas: HpaIndex, 
         if identity[0] in _DATA_KINDS:
             reason += "; delete it by hand once its data is no longer needed"
         return Change(target, "kept", *identity, reason, pods, gpus, rel)
-    reason = f"removed from Git: {engines.names} deletes it" + (f"; its {size} stop" if size else "")
+    deletes = "delete" if engines.argocd and engines.flux else "deletes"
+    reason = f"removed from Git: {engines.names} {deletes} it" + (f"; its {size} stop" if size else "")
     return Change(target, "prune", *identity, reason, pods, gpus, rel)
 
 
