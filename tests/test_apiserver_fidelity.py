@@ -51,3 +51,49 @@ def test_cel_optional_types_compile(gen, tmp_path: Path, expression: str) -> Non
 def test_cel_that_does_not_parse_is_still_refused(gen, tmp_path: Path) -> None:
     run = _validate(gen, tmp_path, VAP.replace("EXPRESSION", "object.metadata.?labels.? == 1"))
     assert run.code == 1 and "k8s-admission-policy" in run.out and "does not compile" in run.out
+
+
+CLUSTER_ROLE_BINDING = """\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: read-all
+roleRef:
+  kind: ClusterRole
+  name: view
+GROUPsubjects:
+- kind: Group
+  name: readers
+"""
+
+
+def test_a_role_ref_without_api_group_is_defaulted(gen, tmp_path: Path) -> None:
+    """SetDefaults_ClusterRoleBinding fills roleRef.apiGroup before validation."""
+    assert _validate(gen, tmp_path, CLUSTER_ROLE_BINDING.replace("GROUP", "")).code == 0
+    wrong = CLUSTER_ROLE_BINDING.replace("GROUP", "  apiGroup: rbac.example.com\n")
+    run = _validate(gen, tmp_path, wrong)
+    assert run.code == 1 and "k8s-rbac" in run.out and "rbac.authorization.k8s.io" in run.out
+
+
+INDEXED_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: ranks
+spec:
+  completionMode: Indexed
+PARALLELISM  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: rank
+        image: registry.example/rank:1.0
+"""
+
+
+def test_an_indexed_job_without_completions_is_defaulted(gen, tmp_path: Path) -> None:
+    """SetDefaults_Job: neither completions nor parallelism set means one of each; with
+    parallelism set, completions stays unset and an Indexed Job is refused."""
+    assert _validate(gen, tmp_path, INDEXED_JOB.replace("PARALLELISM", "")).code == 0
+    run = _validate(gen, tmp_path, INDEXED_JOB.replace("PARALLELISM", "  parallelism: 4\n"))
+    assert run.code == 1 and "completions is required when completion mode is Indexed" in run.out

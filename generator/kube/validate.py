@@ -31,6 +31,7 @@ from generator.kube import (
     coordination,
     core,
     crds,
+    defaults,
     networking,
     node,
     objectmeta,
@@ -274,6 +275,8 @@ class ManifestValidator:
                 if instead and instead != api and not api_versions.disabled_by_default(version, instead, kind)
                 else "managed control planes often cannot enable it: check yours does",
             )
+        group = api_versions.split_api(api)[0]
+        obj = defaults.defaulted(obj, group, kind)  # as kube-apiserver validates it
         found = list(crds.schema_findings(validator, obj, "k8s-schema"))
         yield from found
         if found:
@@ -292,7 +295,7 @@ class ManifestValidator:
         if kind == "HorizontalPodAutoscaler":
             yield from autoscaling.check_hpa(obj)
         yield from _removed_volume_plugins(obj, kind, version)
-        rules = GROUP_RULES.get((api_versions.split_api(api)[0], kind))
+        rules = GROUP_RULES.get((group, kind))
         if rules is not None:  # only the kinds present pay for their group's rules
             yield from rules(obj)
         if kind == "ConfigMap":
