@@ -8,7 +8,7 @@ to a copy, sharing everything it does not fill (most objects need nothing and ar
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from generator.kube.findings import Path
@@ -74,7 +74,7 @@ def _service(obj: dict[str, Any]) -> Iterator[Fill]:
 
 
 # (group, kind) -> the fills its SetDefaults_* make on an object that lacks them
-DEFAULTERS: dict[tuple[str, str], Callable[[dict[str, Any]], Iterator[Fill]]] = {
+DEFAULTERS: dict[tuple[str, str], Callable[[dict[str, Any]], Iterable[Fill]]] = {
     (RBAC_GROUP, "RoleBinding"): _role_binding,
     (RBAC_GROUP, "ClusterRoleBinding"): _role_binding,
     ("batch", "Job"): lambda obj: (*_job(obj), *_pod_template(obj)),
