@@ -97,3 +97,57 @@ def test_an_indexed_job_without_completions_is_defaulted(gen, tmp_path: Path) ->
     assert _validate(gen, tmp_path, INDEXED_JOB.replace("PARALLELISM", "")).code == 0
     run = _validate(gen, tmp_path, INDEXED_JOB.replace("PARALLELISM", "  parallelism: 4\n"))
     assert run.code == 1 and "completions is required when completion mode is Indexed" in run.out
+
+
+WIDGET_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size:
+                type: SIZE_TYPE
+              plugin:
+                type: object
+                properties:
+                  image: {type: string}
+              mode:
+                type: string
+                enum: [fast, slow]
+                default: fast
+              note:
+                type: string
+                nullable: true
+"""
+
+
+def test_a_crd_schema_type_outside_openapi_is_refused(gen, tmp_path: Path) -> None:
+    run = _validate(gen, tmp_path, WIDGET_CRD.replace("SIZE_TYPE", "strign"))
+    assert run.code == 1 and "crd-invalid" in run.out and 'Unsupported value: "strign"' in run.out
+    assert _validate(gen, tmp_path, WIDGET_CRD.replace("SIZE_TYPE", "string")).code == 0
+
+
+def test_nulls_a_schema_does_not_allow_are_pruned(gen, tmp_path: Path) -> None:
+    """apiextensions-apiserver drops a null where the schema is not nullable (and defaults it
+    where the schema has a default) before validating; a wrong type stays an error."""
+    crd = tmp_path / "crd.yaml"
+    crd.write_text(WIDGET_CRD.replace("SIZE_TYPE", "string"))
+    widget = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n"
+    nulls = widget + "  size: null\n  plugin: null\n  mode: null\n  note: null\n"
+    assert _validate(gen, tmp_path, nulls, "--crds", str(crd)).code == 0
+    run = _validate(gen, tmp_path, widget + "  plugin: 3\n", "--crds", str(crd))
+    assert run.code == 1 and "'plugin' takes a mapping" in run.out

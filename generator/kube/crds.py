@@ -200,7 +200,19 @@ _FORMATS: dict[str, Any] = {
 class _Plan:
     """What one structural schema node asks beyond JSON Schema; built once per CRD version."""
 
-    __slots__ = ("default", "extra", "fmt", "format", "items", "map_keys", "props", "rules", "type", "walk")
+    __slots__ = (
+        "default",
+        "extra",
+        "fmt",
+        "format",
+        "items",
+        "map_keys",
+        "nullable",
+        "props",
+        "rules",
+        "type",
+        "walk",
+    )
 
     def __init__(self, node: dict[str, Any]) -> None:
         self.type = node.get("type")
@@ -208,6 +220,7 @@ class _Plan:
         self.format = fmt if isinstance(fmt, str) else None  # how CEL types the value
         self.fmt = self.format if self.format in _FORMATS else None  # checked
         self.default = node.get("default", _ABSENT)
+        self.nullable = node.get("nullable") is True
         props = node.get("properties")
         self.props = {k: _Plan(v) for k, v in props.items() if isinstance(v, dict)} if isinstance(props, dict) else {}
         extra = node.get("additionalProperties")
@@ -233,24 +246,37 @@ class _Plan:
     def child(self, key: str) -> _Plan | None:
         return self.props.get(key, self.extra)
 
-    def defaults(self) -> bool:
-        children = [*self.props.values(), *(p for p in (self.extra, self.items) if p is not None)]
-        return self.default is not _ABSENT or any(c.defaults() for c in children)
-
 
 _ABSENT = object()
 
 
 def _defaulted(plan: _Plan, value: Any) -> Any:
-    """value with the schema's defaults filled in, as the API server does before validating."""
+    """value as apiextensions-apiserver validates it: a null where the schema is not nullable
+    is dropped (PruneNonNullableNullsWithoutDefaults), then the schema's defaults fill what is
+    absent (structural/defaulting). value itself when nothing changes, else a copy that shares
+    what it does not change."""
     if isinstance(value, dict):
-        out = {k: _defaulted(c, v) if (c := plan.child(k)) is not None else v for k, v in value.items()}
-        for key, sub in plan.props.items():
-            if key not in out and sub.default is not _ABSENT:
-                out[key] = _defaulted(sub, schemas.plain_copy(sub.default))
-        return out
+        out: dict[str, Any] | None = None
+        for key, sub in value.items():
+            child = plan.child(key)
+            if child is None:
+                continue
+            if sub is None and not child.nullable:
+                out = out if out is not None else dict(value)
+                del out[key]
+                continue
+            new = _defaulted(child, sub)
+            if new is not sub:
+                out = out if out is not None else dict(value)
+                out[key] = new
+        for key, child in plan.props.items():
+            if child.default is not _ABSENT and (key not in value or (value[key] is None and not child.nullable)):
+                out = out if out is not None else dict(value)
+                out[key] = _defaulted(child, schemas.plain_copy(child.default))
+        return out if out is not None else value
     if isinstance(value, list) and plan.items is not None:
-        return [_defaulted(plan.items, v) for v in value]
+        items = [_defaulted(plan.items, v) for v in value]
+        return items if any(new is not old for new, old in zip(items, value, strict=True)) else value
     return value
 
 
@@ -441,14 +467,12 @@ class Version:
         else:
             self._validator = schemas.TwoTierValidator(fast, lambda: _reference_validator(root))
         self.plan = _Plan(schema)
-        self.defaults = self.plan.defaults()
 
     def judge(self, obj: dict[str, Any]) -> Iterator[Finding]:
         if self.unreadable:
             yield _unreadable(self.unreadable)
             return
-        if self.defaults:
-            obj = _defaulted(self.plan, obj)
+        obj = _defaulted(self.plan, obj)
         try:
             found = list(schema_findings(self._validator, obj, "crd-schema"))
         except Exception as err:  # the reference validator refuses what jsonschema-rs compiled
@@ -674,6 +698,7 @@ def _invalid(path: Path, message: str, hint: str = "") -> Finding:
 
 # What x-kubernetes-int-or-string may spell out in its anyOf or allOf (validation.go's exception).
 _INT_OR_STRING = ({"type": "integer"}, {"type": "string"})
+_SCHEMA_TYPES = ("array", "boolean", "integer", "number", "object", "string")
 _NOT_IN_VALUE_VALIDATIONS = ("type", "additionalProperties", "default", "title", "description")
 
 
@@ -704,6 +729,12 @@ def _structural(
             (*path, "uniqueItems"),
             "uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
             "use x-kubernetes-list-type: set",
+        )
+    kind = node.get("type")
+    if isinstance(kind, str) and kind not in _SCHEMA_TYPES:  # validateCustomResourceDefinitionOpenAPISchema
+        yield _invalid(
+            (*path, "type"),
+            f"Unsupported value: {shown(kind)}: supported values: {', '.join(map(shown, _SCHEMA_TYPES))}",
         )
     yield from _list_type(node, path)
     props = node.get("properties")
