@@ -151,3 +151,101 @@ def test_nulls_a_schema_does_not_allow_are_pruned(gen, tmp_path: Path) -> None:
     assert _validate(gen, tmp_path, nulls, "--crds", str(crd)).code == 0
     run = _validate(gen, tmp_path, widget + "  plugin: 3\n", "--crds", str(crd))
     assert run.code == 1 and "'plugin' takes a mapping" in run.out
+
+
+SERVICE = """\
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  type: TYPE
+  selector: {app: web}
+  ports:
+  - port: 80
+"""
+
+
+def test_a_service_type_outside_its_enum_is_refused(gen, tmp_path: Path) -> None:
+    run = _validate(gen, tmp_path, SERVICE.replace("TYPE", "LoadBalancers"))
+    assert run.code == 1 and "k8s-enum" in run.out and '"LoadBalancer"' in run.out
+    assert ":6:9:" in run.out  # at the value
+    assert _validate(gen, tmp_path, SERVICE.replace("TYPE", "LoadBalancer")).code == 0
+
+
+QUANTITIES = """\
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data
+spec:
+  accessModes: [ReadWriteOnce]
+  resources:
+    requests:
+      storage: STORAGE
+---
+apiVersion: v1
+kind: LimitRange
+metadata:
+  name: defaults
+spec:
+  limits:
+  - type: Container
+    default:
+      memory: MEMORY
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: scratch
+spec:
+  containers:
+  - name: work
+    image: registry.example/work:1.0
+  volumes:
+  - name: tmp
+    emptyDir:
+      sizeLimit: SIZE
+"""
+
+
+def test_quantities_are_checked_wherever_the_type_is_one(gen, tmp_path: Path) -> None:
+    """resource.Quantity does not decode `5GB`: kube-apiserver refuses the request."""
+    bad = QUANTITIES.replace("STORAGE", "5GB").replace("MEMORY", "512MB").replace("SIZE", "1GB")
+    run = _validate(gen, tmp_path, bad)
+    assert run.code == 1 and run.out.count("k8s-quantity") == 3, run.out
+    assert "5G (10^n) or 5Gi (2^n)" in run.out
+    good = QUANTITIES.replace("STORAGE", "5Gi").replace("MEMORY", "512Mi").replace("SIZE", "1G")
+    assert _validate(gen, tmp_path, good).code == 0
+
+
+PORTS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: registry.example/web:1.0
+        ports:
+        - containerPort: 8080
+          name: http
+        - containerPort: 8080
+          SECOND
+"""
+
+
+def test_a_repeated_list_map_key_is_named(gen, tmp_path: Path) -> None:
+    """containerPort+protocol key the ports list (protocol defaults to TCP): kube-apiserver
+    accepts a repeat with a warning, server-side apply refuses it."""
+    run = _validate(gen, tmp_path, PORTS.replace("SECOND", "name: metrics"), "--strict")
+    assert run.code == 1 and "k8s-list-map" in run.out and "containerPort=8080" in run.out
+    assert ":18:11:" in run.out  # at the repeated entry
+    assert _validate(gen, tmp_path, PORTS.replace("SECOND", "protocol: UDP"), "--strict").code == 0

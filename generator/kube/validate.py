@@ -35,6 +35,7 @@ from generator.kube import (
     networking,
     node,
     objectmeta,
+    openapi,
     pod_security,
     pods,
     policy,
@@ -285,6 +286,18 @@ class ManifestValidator:
             if bundled is not None:  # the rules are v1's; an older served version is only named
                 yield from check_config(obj, self.plugins)
             return
+        judged = list(self._rules(obj, api, group, kind, text, version))
+        yield from judged
+        if bundled is None:  # what the API types declare, where no rule above said it already
+            covered = [f.path for f in judged]
+            for finding in openapi.check(obj, version, api, kind):
+                if not any(path[: len(finding.path)] == finding.path for path in covered):
+                    yield finding
+
+    def _rules(
+        self, obj: dict[str, Any], api: str, group: str, kind: str, text: str | None, version: str
+    ) -> Iterator[Finding]:
+        """kube-apiserver's rules beyond the schema, and what holds for every object."""
         yield from pods.check_workload(obj)
         yield from pods.check_env_names(obj, api_versions.parse_version(version) >= RELAXED_ENV_NAMES)
         yield from rbac.check_rbac(obj)

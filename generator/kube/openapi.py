@@ -1,0 +1,209 @@
+"""Every built-in field checked by what its API type declares, for every kind alike.
+
+kube-apiserver decodes a resource.Quantity wherever the type is one (a PVC's requests, a
+LimitRange's limits, an emptyDir's sizeLimit), and refuses what does not parse; its
+validation takes an enum field's declared values only. These checks come from the types, not
+from field-by-field rules: quantities and list-map keys from the version's OpenAPI schemas
+(kubernetes-validate's data), enum values from the API types' `+enum` declarations
+(schemas/kubernetes-api/enums.json, derived from k8s.io/api per release). One plan per
+version says which fields have anything to check; only those are walked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import cache
+from typing import Any
+
+from generator import schemas
+from generator.kube import api_versions
+from generator.kube.findings import Finding, Path, unsupported
+from generator.kube.quantity import parse_quantity
+from generator.problems import Severity
+from generator.schema_messages import shown
+
+QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+_REF = "#/$defs/"
+# resource.Quantity's own words when it does not parse (apimachinery/pkg/api/resource)
+_QUANTITY_WORDS = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+_BYTES_SUFFIX = re.compile(r"^([+-]?[0-9.]+)\s*([KMGTPE])(i?)B$", re.IGNORECASE)
+
+
+class _Field:
+    """What one schema node asks: a quantity, one of the declared values, list-map keys; its
+    children; walk: whether anything below it asks anything."""
+
+    __slots__ = ("enum", "extra", "items", "map_keys", "props", "quantity", "walk")
+
+    def __init__(self) -> None:
+        self.enum: tuple[str, ...] = ()
+        self.quantity = False
+        self.map_keys: tuple[str, ...] = ()
+        self.props: dict[str, _Field] = {}
+        self.items: _Field | None = None
+        self.extra: _Field | None = None
+        self.walk = False
+
+
+@cache
+def _enum_fields() -> dict[str, list[list[Any]]]:
+    return schemas.read("kubernetes-api/enums.json")["fields"]
+
+
+def enum_values(field: str, version: str) -> tuple[str, ...]:
+    """The values `<definition>.<property>` takes in version, or () where it declares none."""
+    wanted = api_versions.parse_version(version)
+    values: Any = None
+    for since, listed in _enum_fields().get(field, ()):
+        if api_versions.parse_version(since) <= wanted:
+            values = listed
+    return tuple(values or ())
+
+
+class _Planner:
+    """Builds the fields of one Kubernetes version's definitions, each definition once."""
+
+    def __init__(self, version: str) -> None:
+        self.version = version
+        self.defs: dict[str, Any] = api_versions.definitions(version).get("$defs", {})
+        self.built: dict[str, _Field] = {}
+
+    def definition(self, name: str) -> _Field:
+        if name in self.built:
+            return self.built[name]
+        field = self.built[name] = _Field()  # before its properties: definitions may recur
+        self._fill(field, self.defs.get(name) or {}, name)
+        return field
+
+    def node(self, schema: Any, owner: str = "") -> _Field:
+        ref = schema.get("$ref") if isinstance(schema, dict) else None
+        if isinstance(ref, str) and _REF in ref:
+            name = ref.split(_REF, 1)[1]
+            if name == QUANTITY:
+                leaf = _Field()
+                leaf.quantity = True
+                return leaf
+            return self.definition(name)
+        field = _Field()
+        if isinstance(schema, dict):
+            self._fill(field, schema, owner)
+        return field
+
+    def _fill(self, field: _Field, schema: dict[str, Any], name: str) -> None:
+        props = schema.get("properties")
+        for key, sub in (props.items() if isinstance(props, dict) else ()):
+            if key in ("status", "apiVersion", "kind", "metadata"):
+                continue  # status is the cluster's to write; the rest are checked elsewhere
+            child = self.node(sub)
+            if name and (values := enum_values(f"{name}.{key}", self.version)):
+                child = _with_enum(child, values)
+            keys = sub.get("x-kubernetes-list-map-keys") if isinstance(sub, dict) else None
+            if isinstance(keys, list) and sub.get("x-kubernetes-list-type") == "map":
+                child = _with_map_keys(child, tuple(str(k) for k in keys))
+            field.props[key] = child
+        if isinstance(schema.get("items"), dict):
+            field.items = self.node(schema["items"])
+        if isinstance(schema.get("additionalProperties"), dict):
+            field.extra = self.node(schema["additionalProperties"])
+
+
+def _copy(field: _Field) -> _Field:
+    out = _Field()
+    out.enum, out.quantity, out.map_keys = field.enum, field.quantity, field.map_keys
+    out.props, out.items, out.extra = field.props, field.items, field.extra
+    return out
+
+
+def _with_enum(field: _Field, values: tuple[str, ...]) -> _Field:
+    out = _copy(field)
+    out.enum = values
+    return out
+
+
+def _with_map_keys(field: _Field, keys: tuple[str, ...]) -> _Field:
+    out = _copy(field)
+    out.map_keys = keys
+    return out
+
+
+def _mark(field: _Field, seen: set[int]) -> bool:
+    """Set walk on field and below; a definition met again on its own path counts as nothing."""
+    if id(field) in seen:
+        return field.walk
+    seen.add(id(field))
+    children = [*field.props.values(), *(c for c in (field.items, field.extra) if c is not None)]
+    below = [_mark(child, seen) for child in children]
+    field.walk = bool(field.enum or field.quantity or field.map_keys or any(below))
+    return field.walk
+
+
+@cache
+def plan(version: str, api: str, kind: str) -> _Field | None:
+    """The fields of one built-in kind in version; None for a kind it does not serve."""
+    schema = api_versions.kind_schema(api_versions.folder(version), api, kind)
+    if schema is None:
+        return None
+    root = _Planner(version).node(schema)
+    _mark(root, set())
+    return root
+
+
+def check(obj: dict[str, Any], version: str, api: str, kind: str) -> Iterator[Finding]:
+    """Findings for every quantity that does not parse, every value outside its field's
+    declared ones, every repeated list-map key."""
+    root = plan(version, api, kind)
+    if root is not None and root.walk:
+        yield from _walk(root, obj, ())
+
+
+def _walk(field: _Field, value: Any, path: Path) -> Iterator[Finding]:
+    if field.quantity:
+        if isinstance(value, str | int | float) and parse_quantity(value) is None:
+            yield _bad_quantity(value, path)
+        return
+    if field.enum and isinstance(value, str) and value and value not in field.enum:
+        yield unsupported(path, "k8s-enum", value, field.enum)
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            child = field.props.get(key, field.extra)
+            if child is not None and child.walk:
+                yield from _walk(child, sub, (*path, key))
+    elif isinstance(value, list):
+        if field.map_keys:
+            yield from _repeated_keys(field.map_keys, value, path)
+        item = field.items
+        for i, sub in enumerate(value):
+            if field.enum and isinstance(sub, str) and sub and sub not in field.enum:
+                yield unsupported((*path, i), "k8s-enum", sub, field.enum)
+            elif item is not None and item.walk:
+                yield from _walk(item, sub, (*path, i))
+
+
+def _bad_quantity(value: Any, path: Path) -> Finding:
+    meant = _BYTES_SUFFIX.match(str(value))
+    hint = (
+        f"Kubernetes spells bytes without B: {meant[1]}{meant[2].upper()} (10^n) or {meant[1]}{meant[2].upper()}i (2^n)"
+        if meant
+        else "a number with an optional suffix: m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei"
+    )
+    return Finding(path, "k8s-quantity", Severity.ERROR, f"{shown(value)}: {_QUANTITY_WORDS}", hint)
+
+
+def _repeated_keys(keys: tuple[str, ...], items: list[Any], path: Path) -> Iterator[Finding]:
+    seen: dict[tuple[str, ...], int] = {}
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            continue
+        key = tuple(repr(item.get(k)) for k in keys)
+        if key in seen:
+            named = ", ".join(f"{k}={shown(item.get(k))}" for k in keys)
+            yield Finding(
+                (*path, i),
+                "k8s-list-map",
+                Severity.WARNING,
+                f"Duplicate value: an entry with {named} is already at index {seen[key]}",
+                "server-side apply (Flux, Argo CD with ServerSideApply=true, kubectl apply --server-side) refuses "
+                "a list keyed by " + ", ".join(keys) + " that repeats a key; client-side apply keeps one of them",
+            )
+        seen.setdefault(key, i)
