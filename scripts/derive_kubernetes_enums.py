@@ -132,7 +132,7 @@ def main(repo: Path) -> None:
         "struct fields of those types, named as Kubernetes' OpenAPI names them",
         "derived by": "scripts/derive_kubernetes_enums.py",
         "commits": {version: f"{TAGS[version]} {commit}" for version, commit in commits.items()},
-        "fields": {field: history for field, history in sorted(fields.items())},
+        "fields": dict(sorted(fields.items())),
     }
     OUT.write_text(json.dumps(document, indent=1, sort_keys=False) + "\n")
 

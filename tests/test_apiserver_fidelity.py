@@ -249,3 +249,56 @@ def test_a_repeated_list_map_key_is_named(gen, tmp_path: Path) -> None:
     assert run.code == 1 and "k8s-list-map" in run.out and "containerPort=8080" in run.out
     assert ":18:11:" in run.out  # at the repeated entry
     assert _validate(gen, tmp_path, PORTS.replace("SECOND", "protocol: UDP"), "--strict").code == 0
+
+
+DUPLICATE_KEY = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  name: other\ndata: {}\n"
+
+
+def test_a_duplicate_key_is_an_error_where_kustomize_builds_the_file(gen, tmp_path: Path) -> None:
+    """kustomize's YAML reader refuses a repeated key; kubectl keeps the last value."""
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "kustomization.yaml").write_text("resources: [settings.yaml]\n")
+    (base / "settings.yaml").write_text(DUPLICATE_KEY)
+    (tmp_path / "plain.yaml").write_text(DUPLICATE_KEY)
+    built = gen("validate", base / "settings.yaml")
+    assert built.code == 1 and "error yaml-duplicate-key" in built.out and "kustomization.yaml" in built.out
+    plain = gen("validate", tmp_path / "plain.yaml")
+    assert plain.code == 0 and "warning yaml-duplicate-key" in plain.out
+
+
+def _config_maps(count: int) -> str:
+    """count ConfigMaps of about 100 kB each, as one stream."""
+    return "".join(
+        f"---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\ndata:\n  a: {'v' * 100_000}\n"
+        for i in range(count)
+    )
+
+
+def test_standard_input_takes_a_rendered_platform(tmp_path: Path) -> None:
+    """Up to 64 MiB by default (a rendered platform is ~9 MB); GEN_MAX_FILE_MIB changes it."""
+    import os
+    import subprocess
+    import sys
+
+    stream = _config_maps(64)  # ~6.4 MB
+    command = [sys.executable, "-m", "generator", "validate", "-"]
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    run = subprocess.run(command, input=stream, capture_output=True, text=True, env=env, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    env["GEN_MAX_FILE_MIB"] = "5"
+    run = subprocess.run(command, input=stream, capture_output=True, text=True, env=env, check=False)
+    assert run.returncode == 1 and "<stdin>:1:1: error yaml-too-large file is larger than 5 MiB" in run.stdout
+
+
+def test_the_size_limit_is_a_repository_setting(gen, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GEN_MAX_FILE_MIB", raising=False)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "platform.yaml").write_text(_config_maps(13))  # ~1.3 MB
+    assert gen("validate", "platform.yaml").code == 0
+    (tmp_path / ".gen.yaml").write_text("maxFileMiB: 1\n")
+    run = gen("validate", "platform.yaml")
+    assert run.code == 1 and "file is larger than 1 MiB" in run.out
+    monkeypatch.setenv("GEN_MAX_FILE_MIB", "2")  # the environment wins over the file
+    assert gen("validate", "platform.yaml").code == 0

@@ -92,7 +92,7 @@ class _Planner:
 
     def _fill(self, field: _Field, schema: dict[str, Any], name: str) -> None:
         props = schema.get("properties")
-        for key, sub in (props.items() if isinstance(props, dict) else ()):
+        for key, sub in props.items() if isinstance(props, dict) else ():
             if key in ("status", "apiVersion", "kind", "metadata"):
                 continue  # status is the cluster's to write; the rest are checked elsewhere
             child = self.node(sub)

@@ -59,7 +59,7 @@ from generator.kube.scope import (
 from generator.problems import Problem, Severity, json_path
 from generator.schema_messages import shown
 from generator.yamlio.kube_scalars import plain_value
-from generator.yamlio.load import Document, YamlError, load_file, parse_yaml
+from generator.yamlio.load import Document, YamlError, load_file, max_file_bytes, parse_yaml
 
 if TYPE_CHECKING:  # the reference implementation is imported only to explain a failure
     from referencing import Registry
@@ -570,6 +570,8 @@ class FileResult(NamedTuple):
 
 def _validate_file(file: tuple[str, str], validator: ManifestValidator) -> FileResult:
     docs, problems = load_file(*file, kube=True)
+    if any(p.rule == "yaml-duplicate-key" for p in problems):
+        problems = _refused_by_kustomize(file[0], problems)
     if file[1].endswith(".json") and not problems and not any(_names_a_kind(doc.data) for doc in docs):
         return FileResult([], {}, [], None, [], set(), not_manifest=True)
     enforced: dict[str, str] = {}
@@ -611,6 +613,26 @@ def _validate_file(file: tuple[str, str], validator: ManifestValidator) -> FileR
                 for v in pod_security.workload_violations(data)
             ]
     return FileResult(problems, enforced, deferred, text, definitions, custom)
+
+
+def _refused_by_kustomize(path: str, problems: list[Problem]) -> list[Problem]:
+    """Duplicate keys are errors in a file a kustomization builds: kustomize's YAML reader
+    (kyaml, on go-yaml v3) refuses the file ("mapping key already defined"), where kubectl
+    keeps the last value."""
+    built_by = files.kustomization_in(os.path.dirname(os.path.abspath(path))) if path != "/dev/stdin" else None
+    if built_by is None:
+        return problems
+    return [
+        replace(
+            p,
+            severity=Severity.ERROR,
+            hint=f"kustomize refuses the file (mapping key already defined); the {built_by} beside it builds it: "
+            "remove one of the two",
+        )
+        if p.rule == "yaml-duplicate-key"
+        else p
+        for p in problems
+    ]
 
 
 def _names_a_kind(data: Any) -> bool:
@@ -731,7 +753,7 @@ def _result_from_plain(plain: Any) -> FileResult:
 
 # The findings of every file `gen validate` judged, by its name and content, in one bundle per
 # working directory, paths asked, and what files are judged with (versions, plugins, the CRDs
-# given).
+# given, the size limit).
 _VALIDATED = "validated"
 _KEPT_BUNDLES = 16  # invocations (paths asked, versions, CRDs) remembered; the least recently used go first
 
@@ -741,7 +763,7 @@ def _kept_results(paths: list[FsPath], validator: ManifestValidator, given: list
         return None
     asked = [os.getcwd(), *(os.path.realpath(path) for path in paths)]
     try:
-        judged_with = gen_cache.stable_bytes((asked, validator.versions, validator.plugins, given))
+        judged_with = gen_cache.stable_bytes((asked, validator.versions, validator.plugins, given, max_file_bytes()))
     except ValueError:  # a value marshal does not know, in a CRD: nothing kept
         return None
     return gen_cache.Bundle(_VALIDATED, gen_cache.key(gen_cache.code() + judged_with), keep=_KEPT_BUNDLES)
