@@ -302,3 +302,52 @@ def test_the_size_limit_is_a_repository_setting(gen, tmp_path: Path, monkeypatch
     assert run.code == 1 and "file is larger than 1 MiB" in run.out
     monkeypatch.setenv("GEN_MAX_FILE_MIB", "2")  # the environment wins over the file
     assert gen("validate", "platform.yaml").code == 0
+
+
+WIDGET = """\
+apiVersion: example.com/v1
+kind: Widget
+metadata:
+  name: w
+spec:
+  size: SIZE
+"""
+
+
+def _catalog(root: Path, schema: str) -> Path:
+    """A kubeconform-style catalog: a folder per group, `{kind}_{version}.json` in it."""
+    folder = root / "catalog" / "example.com"
+    folder.mkdir(parents=True)
+    (folder / "widget_v1.json").write_text(schema)
+    return root / "catalog"
+
+
+WIDGET_SCHEMA = (
+    '{"$schema": "http://json-schema.org/schema#", "type": "object", "properties": {"spec": {"type": "object",'
+    ' "additionalProperties": false, "properties": {"size": {"type": "integer"}}}}}'
+)
+
+
+def test_a_json_schema_catalog_judges_its_kinds(gen, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    catalog = _catalog(tmp_path, WIDGET_SCHEMA)
+    run = _validate(gen, tmp_path, WIDGET.replace("SIZE", "big"), "--crds", str(catalog))
+    assert run.code == 1 and "crd-schema" in run.out and "'size' takes a whole number" in run.out
+    assert _validate(gen, tmp_path, WIDGET.replace("SIZE", "3"), "--crds", str(catalog)).code == 0
+    monkeypatch.chdir(tmp_path)  # the same from .gen.yaml
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gen.yaml").write_text("crds: [catalog]\n")
+    assert "'size' takes a whole number" in _validate(gen, tmp_path, WIDGET.replace("SIZE", "big")).out
+
+
+def test_a_broken_catalog_schema_is_an_error(gen, tmp_path: Path) -> None:
+    catalog = _catalog(tmp_path, '{"type": "object", "properties": ')
+    run = _validate(gen, tmp_path, WIDGET.replace("SIZE", "3"), "--crds", str(catalog))
+    assert run.code == 1 and "crd-source" in run.out and "widget_v1.json" in run.out
+
+
+def test_a_crd_source_that_defines_nothing_is_an_error(gen, tmp_path: Path) -> None:
+    """Before, such a source was silently ignored: exit 0 with an unknown-kind warning."""
+    source = tmp_path / "service.yaml"
+    source.write_text(SERVICE.replace("TYPE", "ClusterIP"))
+    run = _validate(gen, tmp_path, WIDGET.replace("SIZE", "3"), "--crds", str(source))
+    assert run.code == 1 and f"{source.name}:1:1: error crd-source" in run.out

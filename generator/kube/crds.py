@@ -13,16 +13,18 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import os
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path as FsPath
-from typing import Any
+from typing import Any, NamedTuple
 
 import jsonschema_rs
 
 from generator import schemas
-from generator.kube import names
+from generator.kube import api_versions, names
 from generator.kube.findings import Finding, Path
 from generator.kube.scope import CRD_GROUP, is_definition
 from generator.problems import Problem, Severity
@@ -577,14 +579,66 @@ class Definition:
             yield from compiled.judge(obj)
 
 
+# kubeconform's and datreeio's catalog file names: `{kind}_{version}.json`, both in lower case
+_CATALOG_NAME = re.compile(r"^([a-z0-9]+)_(v[0-9]+(?:(?:alpha|beta)[0-9]+)?)\.json$")
+
+
+class CatalogSchema:
+    """A kind's JSON Schema from a kubeconform-style catalog: its objects judged by it as
+    written (strict where it says additionalProperties: false), as kubeconform judges them.
+    The file is read and compiled when an object first uses it."""
+
+    def __init__(self, path: str, name: str) -> None:
+        self.path, self.name = path, name
+        self._validator: schemas.TwoTierValidator | str | None = None
+
+    def _compiled(self) -> schemas.TwoTierValidator | str:
+        if self._validator is None:
+            try:
+                with open(self.path, encoding="utf-8") as handle:
+                    schema = json.load(handle)
+                if not isinstance(schema, dict):
+                    raise ValueError("it is not a JSON object")
+                try:
+                    fast = jsonschema_rs.validator_for(schema)
+                except ValueError:  # a $schema jsonschema-rs does not know (openapi2jsonschema's schema#)
+                    fast = jsonschema_rs.Draft7Validator(schema)
+            except (OSError, ValueError) as err:
+                self._validator = str(err).splitlines()[0] if str(err) else type(err).__name__
+            else:
+                self._validator = schemas.TwoTierValidator(fast, lambda: _catalog_reference(schema))
+        return self._validator
+
+    def judge(self, obj: dict[str, Any], api: str) -> Iterator[Finding]:
+        validator = self._compiled()
+        if isinstance(validator, str):
+            yield Finding(
+                ("apiVersion",),
+                "crd-source",
+                Severity.ERROR,
+                f"the catalog schema {self.name} for it is not a usable JSON Schema: {validator}",
+                "fix or replace the file in the catalog given to --crds (or .gen.yaml's crds)",
+            )
+            return
+        yield from schema_findings(validator, obj, "crd-schema")
+
+
+def _catalog_reference(schema: dict[str, Any]) -> Any:
+    import jsonschema
+
+    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)(schema)
+
+
 class Catalog:
     """The CRDs known to one run: among the inputs, from --crds, each once by group and kind."""
 
     def __init__(self) -> None:
         self._by_kind: dict[tuple[str, str], Definition] = {}
+        # (group, lower-case kind, version) -> a catalog's JSON Schema; group None: a flat catalog
+        self._schemas: dict[tuple[str | None, str, str], CatalogSchema] = {}
 
     def __bool__(self) -> bool:
-        return bool(self._by_kind)
+        return bool(self._by_kind or self._schemas)
 
     def add(self, crd: Any, origin: str, stored: bool = False) -> None:
         """Learn a CRD if kube-apiserver would store it (stored: known to be, by stored())."""
@@ -597,9 +651,26 @@ class Catalog:
         for crd, origin in crds:
             self.add(crd, origin, stored)
 
-    def find(self, api: str, kind: str) -> Definition | None:
+    def add_schemas(self, entries: Iterable[tuple[str, str]]) -> None:
+        """Learn a catalog's schemas by their paths: `<group>/<kind>_<version>.json`, or a flat
+        `<kind>_<version>.json` that serves any group but a built-in one."""
+        for path, name in entries:
+            match = _CATALOG_NAME.match(os.path.basename(path))
+            if match is None:
+                continue
+            folder = os.path.basename(os.path.dirname(os.path.abspath(path)))
+            group = folder if "." in folder else None
+            self._schemas.setdefault((group, match[1], match[2]), CatalogSchema(path, name))
+
+    def find(self, api: str, kind: str) -> Definition | CatalogSchema | None:
         group = api.rpartition("/")[0] if "/" in api else ""
-        return self._by_kind.get((group, kind))
+        found = self._by_kind.get((group, kind))
+        if found is None and self._schemas and not api_versions.is_builtin_group(api_versions.DEFAULT_VERSION, group):
+            version = api.rpartition("/")[2]
+            found = self._schemas.get((group, kind.lower(), version)) or self._schemas.get(
+                (None, kind.lower(), version)
+            )
+        return found
 
     def compile(self) -> None:
         """Compile every served version now, so processes forked later share the work."""
@@ -618,9 +689,52 @@ def would_store(crd: Any) -> bool:
     )
 
 
-def stored(paths: Iterable[FsPath]) -> tuple[list[tuple[Any, str]], list[Problem]]:
-    """The CRDs kube-apiserver would store from the files below paths (the CRD sources of
-    --crds and .gen.yaml), each with its file's name; and the paths that do not exist.
+class Sources(NamedTuple):
+    """What the CRD sources of --crds and .gen.yaml give: the CRDs kube-apiserver would store,
+    each with its file's name; the JSON Schemas of a kubeconform-style catalog, as (path, name);
+    and what is wrong with the sources (a path that does not exist, a file gen cannot use)."""
+
+    crds: list[tuple[Any, str]]
+    schemas: list[tuple[str, str]]
+    problems: list[Problem]
+
+
+def sources(paths: Iterable[FsPath]) -> Sources:
+    """The CRD sources below paths. A JSON file named `{kind}_{version}.json` (kubeconform's
+    and datreeio's CRDs-catalog layout, a folder per group) is a catalog schema, read when a
+    kind uses it. A file named as a source that defines no resource and is no such schema is
+    an error, and so is a directory with neither: never silently ignored. Inside a directory
+    that has some, other files (examples beside the CRDs) are passed over, as are files no
+    Kubernetes tool applies (kustomizations, their patches, tool settings).
+    """
+    found = Sources([], [], [])
+    for root in paths:
+        crds, catalog, unusable = _source(root)
+        found.crds.extend(crds)
+        found.schemas.extend(catalog)
+        if root.is_dir() and not crds and not catalog:
+            found.problems.append(
+                Problem(
+                    str(root),
+                    0,
+                    0,
+                    "crd-source",
+                    Severity.ERROR,
+                    "a CRD source that holds no CustomResourceDefinition and no JSON Schema named "
+                    "{kind}_{version}.json",
+                    _SOURCE_HINT,
+                )
+            )
+        elif not root.is_dir():
+            found.problems.extend(unusable)
+    return found
+
+
+_SOURCE_HINT = "give --crds (or .gen.yaml's crds) CRD files, or a kubeconform-style catalog of JSON Schemas"
+
+
+def _source(root: FsPath) -> tuple[list[tuple[Any, str]], list[tuple[str, str]], list[Problem]]:
+    """One CRD source's CRDs, catalog schemas, and why its other files are of no use.
 
     Which CRDs a file holds is cached by the file's content: reading and checking Kueue's and
     Argo CD's CRDs (3 MB of YAML) was most of a `gen validate` of one file.
@@ -628,9 +742,14 @@ def stored(paths: Iterable[FsPath]) -> tuple[list[tuple[Any, str]], list[Problem
     from generator import cache, files
     from generator.yamlio.load import load_file
 
-    sources, missing = files.named(paths, files.MANIFEST_SUFFIXES)
+    selected, missing = files.manifest_files([root])
     found: list[tuple[Any, str]] = []
-    for path, name in sources:
+    catalog: list[tuple[str, str]] = []
+    problems = list(missing)
+    for path, name in selected.files:
+        if _CATALOG_NAME.match(os.path.basename(path)):
+            catalog.append((path, name))
+            continue
         entry = cache.file_key(path, "")  # by content alone: which CRDs a file holds is not its name's
         crds = cache.read("crds", entry) if entry else None
         if not isinstance(crds, list) or not all(isinstance(crd, dict) for crd in crds):
@@ -638,7 +757,48 @@ def stored(paths: Iterable[FsPath]) -> tuple[list[tuple[Any, str]], list[Problem
             if entry:
                 cache.write("crds", entry, crds)
         found += [(crd, name) for crd in crds]
-    return found, missing
+        if not crds and root.is_file() and (unusable := _unusable(path, name)) is not None:
+            problems.append(unusable)
+    return found, catalog, problems
+
+
+def stored(paths: Iterable[FsPath]) -> tuple[list[tuple[Any, str]], list[Problem]]:
+    """The CRDs kube-apiserver would store from the files below paths, each with its file's
+    name; and what is wrong with the sources."""
+    found = sources(paths)
+    return found.crds, found.problems
+
+
+def _unusable(path: str, name: str) -> Problem | None:
+    """Why a CRD source file that defines no resource is of no use; None for one that names
+    no kind at all (a tool's settings, such as kustomizeconfig.yaml)."""
+    from generator.yamlio.load import load_file
+
+    docs, problems = load_file(path, name, kube=True)
+    errors = [p for p in problems if p.severity is Severity.ERROR]
+    if errors:
+        first = errors[0]
+        return replace(first, rule="crd-source", message=f"a CRD source that does not read: {first.message}")
+    refused = [doc for doc in docs if is_definition(doc.data)]
+    if refused:
+        crd_name = _mapping(refused[0].data.get("metadata")).get("name")
+        return refused[0].problem(
+            (),
+            "crd-source",
+            f"CRD {shown(crd_name)} would be refused by kube-apiserver, so it defines no resource",
+            hint="validate the file itself (gen validate FILE) to see why",
+        )
+    if not any(isinstance(doc.data, dict) and ("kind" in doc.data or "apiVersion" in doc.data) for doc in docs):
+        return None
+    return Problem(
+        name,
+        1,
+        1,
+        "crd-source",
+        Severity.ERROR,
+        "a CRD source that holds no CustomResourceDefinition, and no JSON Schema named {kind}_{version}.json",
+        _SOURCE_HINT,
+    )
 
 
 # ---- the CRD itself ------------------------------------------------------------------------

@@ -683,9 +683,11 @@ def validate_paths(
     definitions = crds.Catalog()
     given: list[Any] = []
     if crd_paths:
-        given, missing = crds.stored(crd_paths)
-        problems += missing
-        definitions.add_all(given, stored=True)
+        sources = crds.sources(crd_paths)
+        problems += sources.problems
+        definitions.add_all(sources.crds, stored=True)
+        definitions.add_schemas(sources.schemas)
+        given = [*sources.crds, *(_stamped(path, name) for path, name in sources.schemas)]
     found = selected.files
     problems += selected.notes
     # an unsupported version is a usage error before any work
@@ -714,6 +716,16 @@ def validate_paths(
             texts[name] = result.text
     kept, silenced = suppressions.apply(problems + _judged(deferred, enforced), texts)
     return Validated(kept, silenced, judged, len(skipped))
+
+
+def _stamped(path: str, name: str) -> tuple[str, int, int]:
+    """A catalog schema as the kept results know it: by name, size and modification time (the
+    schemas of a large catalog are read only when a kind uses them)."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return name, -1, -1
+    return name, stat.st_size, stat.st_mtime_ns
 
 
 class Validated(NamedTuple):
