@@ -665,12 +665,10 @@ class Catalog:
     def find(self, api: str, kind: str) -> Definition | CatalogSchema | None:
         group = api.rpartition("/")[0] if "/" in api else ""
         found = self._by_kind.get((group, kind))
-        if found is None and self._schemas and not api_versions.is_builtin_group(api_versions.DEFAULT_VERSION, group):
-            version = api.rpartition("/")[2]
-            found = self._schemas.get((group, kind.lower(), version)) or self._schemas.get(
-                (None, kind.lower(), version)
-            )
-        return found
+        if found is not None or not self._schemas or api_versions.is_builtin_group(api_versions.DEFAULT_VERSION, group):
+            return found
+        version = api.rpartition("/")[2]
+        return self._schemas.get((group, kind.lower(), version)) or self._schemas.get((None, kind.lower(), version))
 
     def compile(self) -> None:
         """Compile every served version now, so processes forked later share the work."""
