@@ -351,3 +351,35 @@ def test_a_crd_source_that_defines_nothing_is_an_error(gen, tmp_path: Path) -> N
     source.write_text(SERVICE.replace("TYPE", "ClusterIP"))
     run = _validate(gen, tmp_path, WIDGET.replace("SIZE", "3"), "--crds", str(source))
     assert run.code == 1 and f"{source.name}:1:1: error crd-source" in run.out
+
+
+@pytest.mark.parametrize(
+    ("bad", "good", "words"),
+    [
+        (
+            "type: string\n                x-kubernetes-validations:\n                - rule: self.size() >",
+            "type: string\n                x-kubernetes-validations:\n                - rule: self.size() > 0",
+            "compilation failed",
+        ),
+        (
+            "type: string\n                x-kubernetes-preserve-unknown-fields: false",
+            "type: string",
+            "must be true or undefined",
+        ),
+        (
+            "x-kubernetes-int-or-string: true\n                x-kubernetes-preserve-unknown-fields: true",
+            "x-kubernetes-int-or-string: true",
+            "must be false if x-kubernetes-int-or-string is true",
+        ),
+        (
+            "type: array\n                items: {type: string}\n                x-kubernetes-list-type: sets",
+            "type: array\n                items: {type: string}\n                x-kubernetes-list-type: set",
+            'Unsupported value: "sets"',
+        ),
+    ],
+)
+def test_what_kube_apiserver_refuses_in_a_crd_schema(gen, tmp_path: Path, bad: str, good: str, words: str) -> None:
+    """ValidateCustomResourceDefinition: rules compile, x-kubernetes-* values and combinations."""
+    run = _validate(gen, tmp_path, WIDGET_CRD.replace("type: SIZE_TYPE", bad))
+    assert run.code == 1 and "crd-invalid" in run.out and words in run.out, run.out
+    assert _validate(gen, tmp_path, WIDGET_CRD.replace("type: SIZE_TYPE", good)).code == 0

@@ -894,6 +894,9 @@ def _structural(
             (*path, "type"),
             f"Unsupported value: {shown(kind)}: supported values: {', '.join(map(shown, _SCHEMA_TYPES))}",
         )
+    if not value_validation:
+        yield from _extensions(node, path)
+        yield from _rules_compile(node, path)
     yield from _list_type(node, path)
     props = node.get("properties")
     if isinstance(props, dict):
@@ -916,6 +919,57 @@ def _structural(
                 yield from _structural(part, (*path, key, i), value_validation=True)
     if isinstance(node.get("not"), dict):
         yield from _structural(node["not"], (*path, "not"), value_validation=True)
+
+
+def _extensions(node: dict[str, Any], path: Path) -> Iterator[Finding]:
+    """The x-kubernetes-* combinations kube-apiserver refuses (validateExtensions in
+    schema/validation.go; the values themselves in apiextensions validation.go)."""
+    preserve = node.get("x-kubernetes-preserve-unknown-fields")
+    int_or_string = node.get("x-kubernetes-int-or-string") is True
+    embedded = node.get("x-kubernetes-embedded-resource") is True
+    if preserve is False:
+        yield _invalid((*path, "x-kubernetes-preserve-unknown-fields"), "must be true or undefined")
+    if int_or_string and preserve is True:
+        yield _invalid(
+            (*path, "x-kubernetes-preserve-unknown-fields"), "must be false if x-kubernetes-int-or-string is true"
+        )
+    if int_or_string and embedded:
+        yield _invalid((*path, "x-kubernetes-embedded-resource"), "must be false if x-kubernetes-int-or-string is true")
+    if embedded and node.get("type") != "object":
+        yield _invalid((*path, "type"), "must be object if x-kubernetes-embedded-resource is true")
+    if embedded and not node.get("properties") and preserve is not True:
+        yield _invalid(
+            (*path, "properties"),
+            "must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields",
+        )
+    for key, allowed in (("x-kubernetes-list-type", _LIST_TYPES), ("x-kubernetes-map-type", _MAP_TYPES)):
+        value = node.get(key)
+        if value is not None and value not in allowed:
+            yield _invalid(
+                (*path, key), f"Unsupported value: {shown(value)}: supported values: {', '.join(map(shown, allowed))}"
+            )
+
+
+_LIST_TYPES = ("atomic", "set", "map")
+_MAP_TYPES = ("granular", "atomic")
+
+
+def _rules_compile(node: dict[str, Any], path: Path) -> Iterator[Finding]:
+    """Every x-kubernetes-validations rule and messageExpression parses as CEL: kube-apiserver
+    compiles them when it stores the CRD, and refuses one that does not."""
+    rules = node.get("x-kubernetes-validations")
+    for i, rule in enumerate(rules if isinstance(rules, list) else []):
+        for key in ("rule", "messageExpression"):
+            text = rule.get(key) if isinstance(rule, dict) else None
+            if isinstance(text, str) and text.strip():
+                from generator.kube import cel  # only CRDs with rules pay for the CEL runtime
+
+                if (error := cel.parse_error(text)) is not None:
+                    yield _invalid(
+                        (*path, "x-kubernetes-validations", i, key),
+                        f"compilation failed: {error}",
+                        "check the CEL syntax",
+                    )
 
 
 def _list_type(node: dict[str, Any], path: Path) -> Iterator[Finding]:
