@@ -34,7 +34,7 @@ class _Field:
     """What one schema node asks: a quantity, one of the declared values, list-map keys; its
     children; walk: whether anything below it asks anything."""
 
-    __slots__ = ("enum", "extra", "items", "map_keys", "props", "quantity", "walk")
+    __slots__ = ("enum", "extra", "items", "map_keys", "props", "quantity", "walk", "walked")
 
     def __init__(self) -> None:
         self.enum: tuple[str, ...] = ()
@@ -44,6 +44,7 @@ class _Field:
         self.items: _Field | None = None
         self.extra: _Field | None = None
         self.walk = False
+        self.walked: dict[str, _Field] = {}  # the props with anything to check, once marked
 
 
 @cache
@@ -138,6 +139,17 @@ def _mark(field: _Field, seen: set[int]) -> bool:
     return field.walk
 
 
+def _prune(field: _Field, seen: set[int]) -> None:
+    """Keep, on field and below, the props that have anything to check (after _mark)."""
+    if id(field) in seen:
+        return
+    seen.add(id(field))
+    field.walked = {key: child for key, child in field.props.items() if child.walk}
+    for child in (*field.props.values(), field.items, field.extra):
+        if child is not None:
+            _prune(child, seen)
+
+
 @cache
 def plan(version: str, api: str, kind: str) -> _Field | None:
     """The fields of one built-in kind in version; None for a kind it does not serve."""
@@ -146,38 +158,52 @@ def plan(version: str, api: str, kind: str) -> _Field | None:
         return None
     root = _Planner(version).node(schema)
     _mark(root, set())
+    _prune(root, set())
     return root
 
 
-def check(obj: dict[str, Any], version: str, api: str, kind: str) -> Iterator[Finding]:
+def check(obj: dict[str, Any], version: str, api: str, kind: str) -> list[Finding]:
     """Findings for every quantity that does not parse, every value outside its field's
     declared ones, every repeated list-map key."""
     root = plan(version, api, kind)
+    found: list[Finding] = []
     if root is not None and root.walk:
-        yield from _walk(root, obj, ())
+        _walk(root, obj, (), found)
+    return found
 
 
-def _walk(field: _Field, value: Any, path: Path) -> Iterator[Finding]:
-    if field.quantity:
-        if isinstance(value, str | int | float) and parse_quantity(value) is None:
-            yield _bad_quantity(value, path)
-        return
-    if field.enum and isinstance(value, str) and value and value not in field.enum:
-        yield unsupported(path, "k8s-enum", value, field.enum)
+def _walk(field: _Field, value: Any, path: Path, found: list[Finding]) -> None:
+    """Appends to found what value (at path) breaks of field. It runs over every built-in
+    object: a plain recursion, with scalar fields judged in their parent's loop."""
     if isinstance(value, dict):
+        walked = field.walked
+        extra = field.extra if field.extra is not None and field.extra.walk else None
         for key, sub in value.items():
-            child = field.props.get(key, field.extra)
-            if child is not None and child.walk:
-                yield from _walk(child, sub, (*path, key))
+            child = walked.get(key, extra)
+            if child is None:
+                continue
+            if child.quantity:
+                if isinstance(sub, str | int | float) and parse_quantity(sub) is None:
+                    found.append(_bad_quantity(sub, (*path, key)))
+            elif isinstance(sub, str):
+                if child.enum and sub and sub not in child.enum:
+                    found.append(unsupported((*path, key), "k8s-enum", sub, child.enum))
+            elif isinstance(sub, dict | list):
+                _walk(child, sub, (*path, key), found)
     elif isinstance(value, list):
-        if field.map_keys:
-            yield from _repeated_keys(field.map_keys, value, path)
-        item = field.items
+        if field.map_keys and len(value) > 1:
+            found.extend(_repeated_keys(field.map_keys, value, path))
+        enum, item = field.enum, field.items
         for i, sub in enumerate(value):
-            if field.enum and isinstance(sub, str) and sub and sub not in field.enum:
-                yield unsupported((*path, i), "k8s-enum", sub, field.enum)
+            if enum and isinstance(sub, str):
+                if sub and sub not in enum:
+                    found.append(unsupported((*path, i), "k8s-enum", sub, enum))
             elif item is not None and item.walk:
-                yield from _walk(item, sub, (*path, i))
+                if item.quantity:
+                    if isinstance(sub, str | int | float) and parse_quantity(sub) is None:
+                        found.append(_bad_quantity(sub, (*path, i)))
+                elif isinstance(sub, dict | list):
+                    _walk(item, sub, (*path, i), found)
 
 
 def _bad_quantity(value: Any, path: Path) -> Finding:

@@ -288,9 +288,10 @@ class ManifestValidator:
             return
         judged = list(self._rules(obj, api, group, kind, text, version))
         yield from judged
-        if bundled is None:  # what the API types declare, where no rule above said it already
+        declared = openapi.check(obj, version, api, kind) if bundled is None else []
+        if declared:  # what the API types declare, where no rule above said it already
             covered = [f.path for f in judged]
-            for finding in openapi.check(obj, version, api, kind):
+            for finding in declared:
                 if not any(path[: len(finding.path)] == finding.path for path in covered):
                     yield finding
 

@@ -646,10 +646,13 @@ def parse_yaml(text: str, kube: bool = False) -> Any:
     return found[0] if found else None
 
 
-def load_text(text: str, file: str, kube: bool = False) -> tuple[list[Document], list[Problem]]:
-    """Parse every document of text; a broken document is a Problem, the others still load."""
+def load_text(
+    text: str, file: str, kube: bool = False, limit: int | None = None
+) -> tuple[list[Document], list[Problem]]:
+    """Parse every document of text; a broken document is a Problem, the others still load.
+    limit: the size limit in bytes, when the caller has it (max_file_bytes() otherwise)."""
     docs: list[Document] = []
-    limit = max_file_bytes()
+    limit = max_file_bytes() if limit is None else limit
     if len(text) > limit // 4 and len(text.encode("utf-8", "surrogatepass")) > limit:
         return docs, [_too_large(file, limit)]
     simple = _simple(text, kube)
@@ -717,7 +720,7 @@ def load_file(path: str | Path, display: str | None = None, kube: bool = False) 
                 hint="save the file as UTF-8",
             )
         ]
-    return load_text(text, name, kube)
+    return load_text(text, name, kube, limit)
 
 
 def load_documents(paths: Iterable[Path]) -> tuple[list[Document], list[Problem]]:
