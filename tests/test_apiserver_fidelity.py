@@ -383,3 +383,24 @@ def test_what_kube_apiserver_refuses_in_a_crd_schema(gen, tmp_path: Path, bad: s
     run = _validate(gen, tmp_path, WIDGET_CRD.replace("type: SIZE_TYPE", bad))
     assert run.code == 1 and "crd-invalid" in run.out and words in run.out, run.out
     assert _validate(gen, tmp_path, WIDGET_CRD.replace("type: SIZE_TYPE", good)).code == 0
+
+
+ROLE = """\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: read-one
+  namespace: team
+rules:
+- apiGroups: [""]
+  resources: RESOURCES
+  resourceNames: [settings]
+  verbs: [get]
+"""
+
+
+def test_resource_names_apply_to_one_resource(gen, tmp_path: Path) -> None:
+    """validatePolicyRule: resourceNames with more than one resource is refused."""
+    run = _validate(gen, tmp_path, ROLE.replace("RESOURCES", "[configmaps, secrets]"))
+    assert run.code == 1 and "resource names cannot apply to multiple resources" in run.out
+    assert _validate(gen, tmp_path, ROLE.replace("RESOURCES", "[configmaps]")).code == 0
