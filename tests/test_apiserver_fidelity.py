@@ -404,3 +404,20 @@ def test_resource_names_apply_to_one_resource(gen, tmp_path: Path) -> None:
     run = _validate(gen, tmp_path, ROLE.replace("RESOURCES", "[configmaps, secrets]"))
     assert run.code == 1 and "resource names cannot apply to multiple resources" in run.out
     assert _validate(gen, tmp_path, ROLE.replace("RESOURCES", "[configmaps]")).code == 0
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "words"),
+    [
+        ("scope: Namespaced", "scope: Namespace", 'Unsupported value: "Namespace"'),
+        ("  - name: v1\n", "  - name: V1\n", 'version "V1"'),
+        ("scope: Namespaced", "scope: Namespaced\n  preserveUnknownFields: true", "must be false"),
+        ("scope: Namespaced", "scope: Namespaced\n  conversion: {strategy: webhook}", 'Unsupported value: "webhook"'),
+    ],
+)
+def test_what_kube_apiserver_refuses_in_a_crd_spec(gen, tmp_path: Path, old: str, new: str, words: str) -> None:
+    """ValidateCustomResourceDefinitionSpec: scope, version names, conversion, preserveUnknownFields."""
+    crd = WIDGET_CRD.replace("SIZE_TYPE", "string")
+    assert old in crd
+    run = _validate(gen, tmp_path, crd.replace(old, new))
+    assert run.code == 1 and "crd-invalid" in run.out and words in run.out, run.out

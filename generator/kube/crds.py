@@ -821,7 +821,10 @@ def check_definition(crd: dict[str, Any]) -> Iterator[Finding]:
         value = names_.get(field)
         if isinstance(value, str) and value and (err := names.dns1035_label(value.lower())):
             yield _invalid(("spec", "names", field), f"{field} {shown(value)} {err}")
+    yield from _spec_enums(spec)
     versions = _listed(spec.get("versions"))
+    if not versions:
+        yield _invalid(("spec", "versions"), "Required value: must have at least one version")
     seen: set[str] = set()
     for i, version in enumerate(versions):
         if not isinstance(version, dict):
@@ -829,6 +832,8 @@ def check_definition(crd: dict[str, Any]) -> Iterator[Finding]:
         vname = version.get("name")
         if str(vname) in seen:
             yield _invalid(("spec", "versions", i, "name"), f"Duplicate value: {shown(vname)}")
+        elif isinstance(vname, str) and (err := names.dns1035_label(vname)):
+            yield _invalid(("spec", "versions", i, "name"), f"version {shown(vname)} {err}")
         seen.add(str(vname))
         schema = _mapping(version.get("schema")).get("openAPIV3Schema")
         at: Path = ("spec", "versions", i, "schema", "openAPIV3Schema")
@@ -840,6 +845,31 @@ def check_definition(crd: dict[str, Any]) -> Iterator[Finding]:
         yield from _structural(schema, at, root=True)
     if versions and sum(1 for v in versions if isinstance(v, dict) and v.get("storage")) != 1:
         yield _invalid(("spec", "versions"), "must have exactly one version marked as storage version")
+
+
+def _spec_enums(spec: dict[str, Any]) -> Iterator[Finding]:
+    """ValidateCustomResourceDefinitionSpec's fixed values: the scope, the conversion strategy
+    (a webhook needs its client config), and preserveUnknownFields, which v1 refuses."""
+    scope = spec.get("scope")
+    if scope not in _SCOPES:
+        yield _invalid(
+            ("spec", "scope"), f'Unsupported value: {shown(scope)}: supported values: "Cluster", "Namespaced"'
+        )
+    conversion = _mapping(spec.get("conversion"))
+    strategy = conversion.get("strategy")
+    if strategy is not None and strategy not in _STRATEGIES:
+        yield _invalid(
+            ("spec", "conversion", "strategy"),
+            f'Unsupported value: {shown(strategy)}: supported values: "None", "Webhook"',
+        )
+    if strategy == "Webhook" and not isinstance(conversion.get("webhook"), dict):
+        yield _invalid(("spec", "conversion", "webhook"), "Required value: required when strategy is set to Webhook")
+    if spec.get("preserveUnknownFields") is True:
+        yield _invalid(("spec", "preserveUnknownFields"), "must be false", "use x-kubernetes-preserve-unknown-fields")
+
+
+_SCOPES = ("Cluster", "Namespaced")
+_STRATEGIES = ("None", "Webhook")
 
 
 def _mapping(value: Any) -> dict[str, Any]:
