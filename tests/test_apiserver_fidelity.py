@@ -421,3 +421,11 @@ def test_what_kube_apiserver_refuses_in_a_crd_spec(gen, tmp_path: Path, old: str
     assert old in crd
     run = _validate(gen, tmp_path, crd.replace(old, new))
     assert run.code == 1 and "crd-invalid" in run.out and words in run.out, run.out
+
+
+def test_an_enum_at_the_top_of_a_kind_is_checked(gen, tmp_path: Path) -> None:
+    """PriorityClass.preemptionPolicy sits on the kind itself, not in a spec."""
+    priority = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: high\nvalue: 1000\n"
+    run = _validate(gen, tmp_path, priority + "preemptionPolicy: Nevr\n")
+    assert run.code == 1 and 'k8s-enum Unsupported value: "Nevr"' in run.out
+    assert _validate(gen, tmp_path, priority + "preemptionPolicy: Never\n").code == 0

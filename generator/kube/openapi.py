@@ -151,12 +151,25 @@ def _prune(field: _Field, seen: set[int]) -> None:
 
 
 @cache
+def _kinds(version: str) -> dict[tuple[str, str, str], str]:
+    """(group, version, kind) -> the name of the definition that is the kind, in version."""
+    out: dict[tuple[str, str, str], str] = {}
+    for name, schema in api_versions.definitions(version).get("$defs", {}).items():
+        for gvk in schema.get("x-kubernetes-group-version-kind") or () if isinstance(schema, dict) else ():
+            if isinstance(gvk, dict):
+                out.setdefault((str(gvk.get("group")), str(gvk.get("version")), str(gvk.get("kind"))), name)
+    return out
+
+
+@cache
 def plan(version: str, api: str, kind: str) -> _Field | None:
     """The fields of one built-in kind in version; None for a kind it does not serve."""
     schema = api_versions.kind_schema(api_versions.folder(version), api, kind)
     if schema is None:
         return None
-    root = _Planner(version).node(schema)
+    planner = _Planner(version)
+    name = _kinds(version).get((*api_versions.split_api(api), kind))
+    root = planner.definition(name) if name is not None else planner.node(schema)
     _mark(root, set())
     _prune(root, set())
     return root
