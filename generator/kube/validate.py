@@ -260,7 +260,8 @@ class ManifestValidator:
                 "k8s-unknown-kind",
                 Severity.WARNING,
                 f"no schema for {kind} {api}; not validated",
-                "give gen its CustomResourceDefinition: among the files, with --crds, or in .gen.yaml's crds",
+                "give gen its CustomResourceDefinition (among the files, with --crds, or in .gen.yaml's crds), "
+                "or a JSON Schema catalog ({kind}_{version}.json) with --crds",
             )
             yield from self._any_object(obj, kind, text)  # its shape is unknown: only what holds for all
             return
