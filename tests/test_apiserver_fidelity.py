@@ -376,6 +376,13 @@ def test_a_crd_source_that_defines_nothing_is_an_error(gen, tmp_path: Path) -> N
             "type: array\n                items: {type: string}\n                x-kubernetes-list-type: set",
             'Unsupported value: "sets"',
         ),
+        (
+            "type: array\n                items: {type: object, properties: {a: {type: string}}}\n"
+            "                x-kubernetes-list-type: set",
+            "type: array\n                items: {type: object, properties: {a: {type: string}}, "
+            "x-kubernetes-map-type: atomic}\n                x-kubernetes-list-type: set",
+            "must be atomic as item of a list with x-kubernetes-list-type=set",
+        ),
     ],
 )
 def test_what_kube_apiserver_refuses_in_a_crd_schema(gen, tmp_path: Path, bad: str, good: str, words: str) -> None:

@@ -1006,6 +1006,18 @@ def _list_type(node: dict[str, Any], path: Path) -> Iterator[Finding]:
     kind, keys = node.get("x-kubernetes-list-type"), node.get("x-kubernetes-list-map-keys")
     if keys is not None and kind != "map":
         yield _invalid((*path, "x-kubernetes-list-map-keys"), "is set only with x-kubernetes-list-type: map")
+    if kind == "set":  # a set's items are compared whole: lists and objects in it must be atomic
+        items_of_set = _mapping(node.get("items"))
+        if items_of_set.get("type") == "array" and items_of_set.get("x-kubernetes-list-type", "atomic") != "atomic":
+            yield _invalid(
+                (*path, "items", "x-kubernetes-list-type"),
+                "must be atomic as item of a list with x-kubernetes-list-type=set",
+            )
+        if items_of_set.get("type") == "object" and items_of_set.get("x-kubernetes-map-type") != "atomic":
+            yield _invalid(
+                (*path, "items", "x-kubernetes-map-type"),
+                "must be atomic as item of a list with x-kubernetes-list-type=set",
+            )
     if kind != "map":
         return
     items: dict[str, Any] = node["items"] if isinstance(node.get("items"), dict) else {}
