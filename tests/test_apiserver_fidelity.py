@@ -436,3 +436,16 @@ def test_an_enum_at_the_top_of_a_kind_is_checked(gen, tmp_path: Path) -> None:
     run = _validate(gen, tmp_path, priority + "preemptionPolicy: Nevr\n")
     assert run.code == 1 and 'k8s-enum Unsupported value: "Nevr"' in run.out
     assert _validate(gen, tmp_path, priority + "preemptionPolicy: Never\n").code == 0
+
+
+def test_every_shipped_version_has_its_declared_enums() -> None:
+    """schemas/kubernetes-api/enums.json names the k8s.io/api commit it read for each version
+    gen validates; a version without one would silently check no enum."""
+    from generator import schemas
+    from generator.kube import api_versions
+
+    data = schemas.read("kubernetes-api/enums.json")
+    assert {api_versions.spell(v) for v in api_versions.shipped()} <= set(data["commits"])
+    assert all(len(commit.split()[-1]) == 40 for commit in data["commits"].values())
+    service_types = data["fields"]["io.k8s.api.core.v1.ServiceSpec.type"]
+    assert service_types[0] == ["1.25", ["ClusterIP", "NodePort", "LoadBalancer", "ExternalName"]]
