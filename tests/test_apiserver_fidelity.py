@@ -420,6 +420,11 @@ def test_resource_names_apply_to_one_resource(gen, tmp_path: Path) -> None:
         ("  - name: v1\n", "  - name: V1\n", 'version "V1"'),
         ("scope: Namespaced", "scope: Namespaced\n  preserveUnknownFields: true", "must be false"),
         ("scope: Namespaced", "scope: Namespaced\n  conversion: {strategy: webhook}", 'Unsupported value: "webhook"'),
+        (
+            "    storage: true\n",
+            "    storage: true\n    additionalPrinterColumns:\n    - {name: Size, type: int, jsonPath: .spec.size}\n",
+            'Unsupported value: "int"',
+        ),
     ],
 )
 def test_what_kube_apiserver_refuses_in_a_crd_spec(gen, tmp_path: Path, old: str, new: str, words: str) -> None:

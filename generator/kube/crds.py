@@ -835,6 +835,7 @@ def check_definition(crd: dict[str, Any]) -> Iterator[Finding]:
         elif isinstance(vname, str) and (err := names.dns1035_label(vname)):
             yield _invalid(("spec", "versions", i, "name"), f"version {shown(vname)} {err}")
         seen.add(str(vname))
+        yield from _printer_columns(version.get("additionalPrinterColumns"), ("spec", "versions", i))
         schema = _mapping(version.get("schema")).get("openAPIV3Schema")
         at: Path = ("spec", "versions", i, "schema", "openAPIV3Schema")
         if not isinstance(schema, dict):
@@ -868,6 +869,28 @@ def _spec_enums(spec: dict[str, Any]) -> Iterator[Finding]:
         yield _invalid(("spec", "preserveUnknownFields"), "must be false", "use x-kubernetes-preserve-unknown-fields")
 
 
+def _printer_columns(columns: Any, at: Path) -> Iterator[Finding]:
+    """ValidateCustomResourceColumnDefinition: a name, a type and a JSONPath each, the type
+    and format among those kubectl can print."""
+    for i, column in enumerate(columns if isinstance(columns, list) else []):
+        if not isinstance(column, dict):
+            continue
+        where: Path = (*at, "additionalPrinterColumns", i)
+        for field in ("name", "type", "jsonPath"):
+            if not column.get(field):
+                yield _invalid((*where, field), "Required value")
+        for field, allowed in (("type", _COLUMN_TYPES), ("format", _COLUMN_FORMATS)):
+            value = column.get(field)
+            if value and value not in allowed:
+                yield _invalid(
+                    (*where, field),
+                    f"Unsupported value: {shown(value)}: supported values: {', '.join(map(shown, allowed))}",
+                )
+
+
+# printerColumnDatatypes and customResourceColumnDefinitionFormats (apiextensions validation.go)
+_COLUMN_TYPES = ("integer", "number", "string", "boolean", "date")
+_COLUMN_FORMATS = ("int32", "int64", "float", "double", "byte", "date", "date-time", "password")
 _SCOPES = ("Cluster", "Namespaced")
 _STRATEGIES = ("None", "Webhook")
 
