@@ -425,6 +425,11 @@ def test_resource_names_apply_to_one_resource(gen, tmp_path: Path) -> None:
             "    storage: true\n    additionalPrinterColumns:\n    - {name: Size, type: int, jsonPath: .spec.size}\n",
             'Unsupported value: "int"',
         ),
+        (
+            "    storage: true\n",
+            "    storage: true\n    subresources:\n      scale: {specReplicasPath: .replicas, statusReplicasPath: .status.n}\n",
+            "should be a json path under .spec",
+        ),
     ],
 )
 def test_what_kube_apiserver_refuses_in_a_crd_spec(gen, tmp_path: Path, old: str, new: str, words: str) -> None:

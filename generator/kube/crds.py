@@ -836,6 +836,7 @@ def check_definition(crd: dict[str, Any]) -> Iterator[Finding]:
             yield _invalid(("spec", "versions", i, "name"), f"version {shown(vname)} {err}")
         seen.add(str(vname))
         yield from _printer_columns(version.get("additionalPrinterColumns"), ("spec", "versions", i))
+        yield from _scale(_mapping(_mapping(version.get("subresources")).get("scale")), ("spec", "versions", i))
         schema = _mapping(version.get("schema")).get("openAPIV3Schema")
         at: Path = ("spec", "versions", i, "schema", "openAPIV3Schema")
         if not isinstance(schema, dict):
@@ -886,6 +887,25 @@ def _printer_columns(columns: Any, at: Path) -> Iterator[Finding]:
                     (*where, field),
                     f"Unsupported value: {shown(value)}: supported values: {', '.join(map(shown, allowed))}",
                 )
+
+
+def _scale(scale: dict[str, Any], at: Path) -> Iterator[Finding]:
+    """ValidateCustomResourceDefinitionSubresources: the scale subresource's replica paths lie
+    under .spec and .status, its label selector under either."""
+    if not scale:
+        return
+    where: Path = (*at, "subresources", "scale")
+    for field, prefixes in (
+        ("specReplicasPath", (".spec.",)),
+        ("statusReplicasPath", (".status.",)),
+        ("labelSelectorPath", (".spec.", ".status.")),
+    ):
+        value = scale.get(field)
+        if not value:
+            if field != "labelSelectorPath":
+                yield _invalid((*where, field), "Required value")
+        elif isinstance(value, str) and not value.startswith(prefixes):
+            yield _invalid((*where, field), f"should be a json path under {' or '.join(p[:-1] for p in prefixes)}")
 
 
 # printerColumnDatatypes and customResourceColumnDefinitionFormats (apiextensions validation.go)
