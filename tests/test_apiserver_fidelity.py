@@ -459,3 +459,11 @@ def test_every_shipped_version_has_its_declared_enums() -> None:
     assert all(len(commit.split()[-1]) == 40 for commit in data["commits"].values())
     service_types = data["fields"]["io.k8s.api.core.v1.ServiceSpec.type"]
     assert service_types[0] == ["1.25", ["ClusterIP", "NodePort", "LoadBalancer", "ExternalName"]]
+
+
+def test_a_crd_source_named_that_no_tool_applies_is_an_error(gen, tmp_path: Path) -> None:
+    """A kustomization named as a CRD source defines nothing: said, not skipped in silence."""
+    source = tmp_path / "kustomization.yaml"
+    source.write_text("resources: [crds.yaml]\n")
+    run = _validate(gen, tmp_path, WIDGET.replace("SIZE", "3"), "--crds", str(source))
+    assert run.code == 1 and "kustomization.yaml:1:1: error crd-source" in run.out

@@ -707,15 +707,17 @@ def sources(paths: Iterable[FsPath]) -> Sources:
     """
     found = Sources([], [], [])
     for root in paths:
-        crds, catalog, unusable = _source(root)
+        crds, catalog, problems = _source(root)
         found.crds.extend(crds)
         found.schemas.extend(catalog)
-        if root.is_dir() and not crds and not catalog:
+        found.problems.extend(problems)
+        if not crds and not catalog and not problems:
+            at = 1 if root.is_file() else 0  # a file's first line; a directory has none
             found.problems.append(
                 Problem(
                     str(root),
-                    0,
-                    0,
+                    at,
+                    at,
                     "crd-source",
                     Severity.ERROR,
                     "a CRD source that holds no CustomResourceDefinition and no JSON Schema named "
@@ -723,8 +725,6 @@ def sources(paths: Iterable[FsPath]) -> Sources:
                     _SOURCE_HINT,
                 )
             )
-        elif not root.is_dir():
-            found.problems.extend(unusable)
     return found
 
 
@@ -732,7 +732,8 @@ _SOURCE_HINT = "give --crds (or .gen.yaml's crds) CRD files, or a kubeconform-st
 
 
 def _source(root: FsPath) -> tuple[list[tuple[Any, str]], list[tuple[str, str]], list[Problem]]:
-    """One CRD source's CRDs, catalog schemas, and why its other files are of no use.
+    """One CRD source's CRDs and catalog schemas; and what is wrong with it: a path that does
+    not exist, or why a file named as a source defines nothing.
 
     Which CRDs a file holds is cached by the file's content: reading and checking Kueue's and
     Argo CD's CRDs (3 MB of YAML) was most of a `gen validate` of one file.
@@ -768,8 +769,8 @@ def stored(paths: Iterable[FsPath]) -> tuple[list[tuple[Any, str]], list[Problem
 
 
 def _unusable(path: str, name: str) -> Problem | None:
-    """Why a CRD source file that defines no resource is of no use; None for one that names
-    no kind at all (a tool's settings, such as kustomizeconfig.yaml)."""
+    """Why a CRD source file defines no resource, where the file says: it does not read, or
+    kube-apiserver would refuse its CRD."""
     from generator.yamlio.load import load_file
 
     docs, problems = load_file(path, name, kube=True)
@@ -786,17 +787,7 @@ def _unusable(path: str, name: str) -> Problem | None:
             f"CRD {shown(crd_name)} would be refused by kube-apiserver, so it defines no resource",
             hint="validate the file itself (gen validate FILE) to see why",
         )
-    if not any(isinstance(doc.data, dict) and ("kind" in doc.data or "apiVersion" in doc.data) for doc in docs):
-        return None
-    return Problem(
-        name,
-        1,
-        1,
-        "crd-source",
-        Severity.ERROR,
-        "a CRD source that holds no CustomResourceDefinition, and no JSON Schema named {kind}_{version}.json",
-        _SOURCE_HINT,
-    )
+    return None
 
 
 # ---- the CRD itself ------------------------------------------------------------------------
