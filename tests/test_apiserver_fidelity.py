@@ -467,3 +467,29 @@ def test_a_crd_source_named_that_no_tool_applies_is_an_error(gen, tmp_path: Path
     source.write_text("resources: [crds.yaml]\n")
     run = _validate(gen, tmp_path, WIDGET.replace("SIZE", "3"), "--crds", str(source))
     assert run.code == 1 and "kustomization.yaml:1:1: error crd-source" in run.out
+
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: slow
+spec:
+  minReadySeconds: READY
+  selector:
+    matchLabels: {app: slow}
+  template:
+    metadata:
+      labels: {app: slow}
+    spec:
+      containers:
+      - name: app
+        image: registry.example/slow:1.0
+"""
+
+
+def test_a_deployment_is_judged_with_its_default_progress_deadline(gen, tmp_path: Path) -> None:
+    """SetDefaults_Deployment sets progressDeadlineSeconds to 600, which minReadySeconds must stay below."""
+    run = _validate(gen, tmp_path, DEPLOYMENT.replace("READY", "900"))
+    assert run.code == 1 and "progressDeadlineSeconds 600 must be greater than minReadySeconds 900" in run.out
+    assert _validate(gen, tmp_path, DEPLOYMENT.replace("READY", "30")).code == 0

@@ -44,6 +44,30 @@ def _job(obj: dict[str, Any]) -> Iterator[Fill]:
         yield ("spec", "completionMode"), "NonIndexed"
 
 
+def _deployment(obj: dict[str, Any]) -> Iterator[Fill]:
+    """SetDefaults_Deployment (apps/v1): one replica, a RollingUpdate of 25% either way, ten
+    revisions kept, and a progress deadline of 600 s (which minReadySeconds must stay below)."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    if spec.get("replicas") is None:
+        yield ("spec", "replicas"), 1
+    strategy = spec.get("strategy")
+    if strategy is None or isinstance(strategy, dict):
+        kind = (strategy or {}).get("type") or "RollingUpdate"
+        if not (strategy or {}).get("type"):
+            yield ("spec", "strategy", "type"), kind
+        rolling = (strategy or {}).get("rollingUpdate")
+        if kind == "RollingUpdate" and (rolling is None or isinstance(rolling, dict)):
+            for key in ("maxUnavailable", "maxSurge"):
+                if (rolling or {}).get(key) is None:
+                    yield ("spec", "strategy", "rollingUpdate", key), "25%"
+    if spec.get("revisionHistoryLimit") is None:
+        yield ("spec", "revisionHistoryLimit"), 10
+    if spec.get("progressDeadlineSeconds") is None:
+        yield ("spec", "progressDeadlineSeconds"), 600
+
+
 def _ports(ports: Any, path: Path) -> Iterator[Fill]:
     for i, port in enumerate(ports if isinstance(ports, list) else []):
         if isinstance(port, dict) and not port.get("protocol"):
@@ -80,7 +104,8 @@ DEFAULTERS: dict[tuple[str, str], Callable[[dict[str, Any]], Iterable[Fill]]] = 
     ("batch", "Job"): lambda obj: (*_job(obj), *_pod_template(obj)),
     ("", "Service"): _service,
     **{(group, kind): _pod_template for kind, group in (("Pod", ""), ("CronJob", "batch"))},
-    **{("apps", kind): _pod_template for kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet")},
+    ("apps", "Deployment"): lambda obj: (*_deployment(obj), *_pod_template(obj)),
+    **{("apps", kind): _pod_template for kind in ("ReplicaSet", "StatefulSet", "DaemonSet")},
 }
 
 
@@ -96,9 +121,12 @@ def defaulted(obj: dict[str, Any], group: str, kind: str) -> dict[str, Any]:
     for path, value in fills:
         node: Any = root
         for step in path[:-1]:
-            child = node[step]
-            if id(child) not in copied:
+            child = node.get(step) if isinstance(node, dict) else node[step]
+            if child is None:  # a mapping the default creates (Deployment's strategy)
+                child = {}
+            elif id(child) not in copied:
                 child = dict(child) if isinstance(child, dict) else list(child)
+            if id(child) not in copied:
                 node[step] = child
                 copied.add(id(child))
             node = child
