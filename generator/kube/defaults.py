@@ -45,26 +45,11 @@ def _job(obj: dict[str, Any]) -> Iterator[Fill]:
 
 
 def _deployment(obj: dict[str, Any]) -> Iterator[Fill]:
-    """SetDefaults_Deployment (apps/v1): one replica, a RollingUpdate of 25% either way, ten
-    revisions kept, and a progress deadline of 600 s (which minReadySeconds must stay below)."""
+    """SetDefaults_Deployment (apps/v1) as far as a verdict depends on it: the progress
+    deadline is 600 s, which minReadySeconds must stay below. (Its other defaults, one replica,
+    25% surge and unavailability, ten revisions, meet no rule a given value would not.)"""
     spec = obj.get("spec")
-    if not isinstance(spec, dict):
-        return
-    if spec.get("replicas") is None:
-        yield ("spec", "replicas"), 1
-    strategy = spec.get("strategy")
-    if strategy is None or isinstance(strategy, dict):
-        kind = (strategy or {}).get("type") or "RollingUpdate"
-        if not (strategy or {}).get("type"):
-            yield ("spec", "strategy", "type"), kind
-        rolling = (strategy or {}).get("rollingUpdate")
-        if kind == "RollingUpdate" and (rolling is None or isinstance(rolling, dict)):
-            for key in ("maxUnavailable", "maxSurge"):
-                if (rolling or {}).get(key) is None:
-                    yield ("spec", "strategy", "rollingUpdate", key), "25%"
-    if spec.get("revisionHistoryLimit") is None:
-        yield ("spec", "revisionHistoryLimit"), 10
-    if spec.get("progressDeadlineSeconds") is None:
+    if isinstance(spec, dict) and spec.get("progressDeadlineSeconds") is None and "minReadySeconds" in spec:
         yield ("spec", "progressDeadlineSeconds"), 600
 
 
@@ -121,12 +106,9 @@ def defaulted(obj: dict[str, Any], group: str, kind: str) -> dict[str, Any]:
     for path, value in fills:
         node: Any = root
         for step in path[:-1]:
-            child = node.get(step) if isinstance(node, dict) else node[step]
-            if child is None:  # a mapping the default creates (Deployment's strategy)
-                child = {}
-            elif id(child) not in copied:
-                child = dict(child) if isinstance(child, dict) else list(child)
+            child = node[step]
             if id(child) not in copied:
+                child = dict(child) if isinstance(child, dict) else list(child)
                 node[step] = child
                 copied.add(id(child))
             node = child

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from generator import schemas
@@ -181,13 +181,32 @@ def check(obj: dict[str, Any], version: str, api: str, kind: str) -> list[Findin
     root = plan(version, api, kind)
     found: list[Finding] = []
     if root is not None and root.walk:
-        _walk(root, obj, (), found)
+        _walk(root, obj, None, found)
     return found
 
 
-def _walk(field: _Field, value: Any, path: Path, found: list[Finding]) -> None:
-    """Appends to found what value (at path) breaks of field. It runs over every built-in
-    object: a plain recursion, with scalar fields judged in their parent's loop."""
+# A path as the walk builds it: (parent, key), spelt out only for a finding.
+_Trail = tuple[Any, str | int] | None
+
+
+def _spelt(trail: _Trail) -> Path:
+    steps: list[str | int] = []
+    while trail is not None:
+        trail, step = trail
+        steps.append(step)
+    return tuple(reversed(steps))
+
+
+@lru_cache(maxsize=4096)
+def _is_quantity(value: str | int | float) -> bool:
+    """Whether resource.Quantity decodes value; the same few quantities recur on every object."""
+    return parse_quantity(value) is not None
+
+
+def _walk(field: _Field, value: Any, trail: _Trail, found: list[Finding]) -> None:
+    """Appends to found what value (at trail) breaks of field. It runs over every built-in
+    object: a plain recursion, with scalar fields judged in their parent's loop and paths
+    spelt out only for a finding."""
     if isinstance(value, dict):
         walked = field.walked
         extra = field.extra if field.extra is not None and field.extra.walk else None
@@ -196,27 +215,27 @@ def _walk(field: _Field, value: Any, path: Path, found: list[Finding]) -> None:
             if child is None:
                 continue
             if child.quantity:
-                if isinstance(sub, str | int | float) and parse_quantity(sub) is None:
-                    found.append(_bad_quantity(sub, (*path, key)))
+                if isinstance(sub, str | int | float) and not _is_quantity(sub):
+                    found.append(_bad_quantity(sub, _spelt((trail, key))))
             elif isinstance(sub, str):
                 if child.enum and sub and sub not in child.enum:
-                    found.append(unsupported((*path, key), "k8s-enum", sub, child.enum))
+                    found.append(unsupported(_spelt((trail, key)), "k8s-enum", sub, child.enum))
             elif isinstance(sub, dict | list):
-                _walk(child, sub, (*path, key), found)
+                _walk(child, sub, (trail, key), found)
     elif isinstance(value, list):
         if field.map_keys and len(value) > 1:
-            found.extend(_repeated_keys(field.map_keys, value, path))
+            found.extend(_repeated_keys(field.map_keys, value, _spelt(trail)))
         enum, item = field.enum, field.items
         for i, sub in enumerate(value):
             if enum and isinstance(sub, str):
                 if sub and sub not in enum:
-                    found.append(unsupported((*path, i), "k8s-enum", sub, enum))
+                    found.append(unsupported(_spelt((trail, i)), "k8s-enum", sub, enum))
             elif item is not None and item.walk:
                 if item.quantity:
-                    if isinstance(sub, str | int | float) and parse_quantity(sub) is None:
-                        found.append(_bad_quantity(sub, (*path, i)))
+                    if isinstance(sub, str | int | float) and not _is_quantity(sub):
+                        found.append(_bad_quantity(sub, _spelt((trail, i))))
                 elif isinstance(sub, dict | list):
-                    _walk(item, sub, (*path, i), found)
+                    _walk(item, sub, (trail, i), found)
 
 
 def _bad_quantity(value: Any, path: Path) -> Finding:
