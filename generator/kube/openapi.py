@@ -185,6 +185,9 @@ def check(obj: dict[str, Any], version: str, api: str, kind: str) -> list[Findin
     return found
 
 
+_SCALARS = (str, int, float)
+_CONTAINERS = (dict, list)
+
 # A path as the walk builds it: (parent, key), spelt out only for a finding.
 _Trail = tuple[Any, str | int] | None
 
@@ -215,12 +218,12 @@ def _walk(field: _Field, value: Any, trail: _Trail, found: list[Finding]) -> Non
             if child is None:
                 continue
             if child.quantity:
-                if isinstance(sub, str | int | float) and not _is_quantity(sub):
+                if isinstance(sub, _SCALARS) and not _is_quantity(sub):
                     found.append(_bad_quantity(sub, _spelt((trail, key))))
             elif isinstance(sub, str):
                 if child.enum and sub and sub not in child.enum:
                     found.append(unsupported(_spelt((trail, key)), "k8s-enum", sub, child.enum))
-            elif isinstance(sub, dict | list):
+            elif isinstance(sub, _CONTAINERS):
                 _walk(child, sub, (trail, key), found)
     elif isinstance(value, list):
         if field.map_keys and len(value) > 1:
@@ -232,9 +235,9 @@ def _walk(field: _Field, value: Any, trail: _Trail, found: list[Finding]) -> Non
                     found.append(unsupported(_spelt((trail, i)), "k8s-enum", sub, enum))
             elif item is not None and item.walk:
                 if item.quantity:
-                    if isinstance(sub, str | int | float) and not _is_quantity(sub):
+                    if isinstance(sub, _SCALARS) and not _is_quantity(sub):
                         found.append(_bad_quantity(sub, _spelt((trail, i))))
-                elif isinstance(sub, dict | list):
+                elif isinstance(sub, _CONTAINERS):
                     _walk(item, sub, (trail, i), found)
 
 
@@ -249,11 +252,15 @@ def _bad_quantity(value: Any, path: Path) -> Finding:
 
 
 def _repeated_keys(keys: tuple[str, ...], items: list[Any], path: Path) -> Iterator[Finding]:
-    seen: dict[tuple[str, ...], int] = {}
+    seen: dict[Any, int] = {}
     for i, item in enumerate(items):
         if not isinstance(item, dict):
             continue
-        key = tuple(repr(item.get(k)) for k in keys)
+        key: Any = tuple(item.get(k) for k in keys)
+        try:
+            hash(key)
+        except TypeError:  # a key field holding a mapping or a list: compared by its spelling
+            key = repr(key)
         if key in seen:
             named = ", ".join(f"{k}={shown(item.get(k))}" for k in keys)
             yield Finding(
