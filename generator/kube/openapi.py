@@ -227,7 +227,7 @@ def _walk(field: _Field, value: Any, trail: _Trail, found: list[Finding]) -> Non
                 _walk(child, sub, (trail, key), found)
     elif isinstance(value, list):
         if field.map_keys and len(value) > 1:
-            found.extend(_repeated_keys(field.map_keys, value, _spelt(trail)))
+            found.extend(_repeated_keys(field.map_keys, value, trail))
         enum, item = field.enum, field.items
         for i, sub in enumerate(value):
             if enum and isinstance(sub, str):
@@ -251,7 +251,7 @@ def _bad_quantity(value: Any, path: Path) -> Finding:
     return Finding(path, "k8s-quantity", Severity.ERROR, f"{shown(value)}: {_QUANTITY_WORDS}", hint)
 
 
-def _repeated_keys(keys: tuple[str, ...], items: list[Any], path: Path) -> Iterator[Finding]:
+def _repeated_keys(keys: tuple[str, ...], items: list[Any], trail: _Trail) -> Iterator[Finding]:
     seen: dict[Any, int] = {}
     for i, item in enumerate(items):
         if not isinstance(item, dict):
@@ -264,7 +264,7 @@ def _repeated_keys(keys: tuple[str, ...], items: list[Any], path: Path) -> Itera
         if key in seen:
             named = ", ".join(f"{k}={shown(item.get(k))}" for k in keys)
             yield Finding(
-                (*path, i),
+                _spelt((trail, i)),
                 "k8s-list-map",
                 Severity.WARNING,
                 f"Duplicate value: an entry with {named} is already at index {seen[key]}",
