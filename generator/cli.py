@@ -358,7 +358,7 @@ def _explain_gpu(
     ] = None,
     fmt: Annotated[ExplainFormat, typer.Option("--format", help="Output format.")] = ExplainFormat.text,  # type: ignore[attr-defined]
 ) -> int:
-    """Preview GPU placement: kube-scheduler's filters and the GPUPacking score per node."""
+    """Preview GPU placement: kube-scheduler's filters, then each node scored as the Pod's scheduler profile scores it."""
     from generator.commands import explain
 
     return explain.run(

@@ -12,7 +12,7 @@ import dataclasses
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import replace
 from functools import cache, partial
 from pathlib import Path as FsPath
@@ -31,9 +31,11 @@ from generator.kube import (
     coordination,
     core,
     crds,
+    defaults,
     networking,
     node,
     objectmeta,
+    openapi,
     pod_security,
     pods,
     policy,
@@ -57,7 +59,7 @@ from generator.kube.scope import (
 from generator.problems import Problem, Severity, json_path
 from generator.schema_messages import shown
 from generator.yamlio.kube_scalars import plain_value
-from generator.yamlio.load import Document, YamlError, load_file, parse_yaml
+from generator.yamlio.load import Document, YamlError, load_file, max_file_bytes, parse_yaml
 
 if TYPE_CHECKING:  # the reference implementation is imported only to explain a failure
     from referencing import Registry
@@ -143,20 +145,28 @@ GROUP_RULES: dict[tuple[str, str], Callable[[dict[str, Any]], Iterator[Finding]]
 
 
 def pod_security_finding(
-    v: pod_security.Violation, namespace: str, level: str | None, own_output: bool
+    v: pod_security.Violation, namespace: str, level: str | None, own_output: bool, created_by_gen: bool = False
 ) -> Finding | None:
-    """A failed Pod Security check where the Pods' namespace enforces level (None: unknown)."""
+    """A failed Pod Security check where the Pods' namespace enforces level (None: unknown);
+    created_by_gen: gen creates that Namespace, at the level its Target sets."""
     if level is not None and pod_security.LEVELS[v.level] <= pod_security.LEVELS[level]:
+        lower = "privileged" if v.level == "baseline" else "baseline"
+        if created_by_gen:
+            hint = (
+                f"gen creates namespace {namespace} at the level its Target sets: meet {shown(level)}, or set "
+                f"namespaces: {{{namespace}: {{podSecurity: {lower}}}}} on the Target"
+            )
+        elif own_output:
+            hint = f"meet {shown(level)}, or lower the level where Namespace {namespace} is defined"
+        else:
+            hint = "meet the level, or run the workload in a namespace that enforces a lower one"
         return Finding(
             v.path,
             "pod-security",
             Severity.ERROR,
             f"namespace {namespace} enforces Pod Security {shown(level)}, which refuses these Pods "
             f"(check {v.check}): {v.detail}",
-            "gen's namespaces enforce restricted: to run it, bring a Namespace of your own with a lower "
-            "level (a Manifests policy, and createNamespaces: false on the Target)"
-            if own_output
-            else "meet the level, or run the workload in a namespace that enforces a lower one",
+            hint,
         )
     if v.check in pod_security.HOST_AND_PRIVILEGE or v.path[-1] in ("allowPrivilegeEscalation", "add"):
         return Finding(
@@ -184,6 +194,7 @@ class ManifestValidator:
         own_output: bool = False,
         enforced: Mapping[str, str] | None = None,
         definitions: crds.Catalog | None = None,
+        gen_namespaces: Collection[str] = (),
     ) -> None:
         for version in versions:
             api_versions.folder(version)  # an unsupported version fails here, before any work
@@ -192,6 +203,7 @@ class ManifestValidator:
         self.opinion = Severity.ERROR if own_output else Severity.WARNING
         # namespace -> the Pod Security level it enforces; None: judged by the caller afterwards
         self.enforced = dict(enforced) if enforced is not None else None
+        self.gen_namespaces = frozenset(gen_namespaces)  # the namespaces gen creates, at the level their Target sets
         self.definitions = definitions  # CRDs that judge the custom resources they define
 
     def objects(self, data: Any) -> list[tuple[Path, Any]]:
@@ -258,7 +270,8 @@ class ManifestValidator:
                 "k8s-unknown-kind",
                 Severity.WARNING,
                 f"no schema for {kind} {api}; not validated",
-                "give gen its CustomResourceDefinition: among the files, with --crds, or in .gen.yaml's crds",
+                "give gen its CustomResourceDefinition (among the files, with --crds, or in .gen.yaml's crds), "
+                "or a JSON Schema catalog ({kind}_{version}.json) with --crds",
             )
             yield from self._any_object(obj, kind, text)  # its shape is unknown: only what holds for all
             return
@@ -274,6 +287,8 @@ class ManifestValidator:
                 if instead and instead != api and not api_versions.disabled_by_default(version, instead, kind)
                 else "managed control planes often cannot enable it: check yours does",
             )
+        group = api_versions.split_api(api)[0]
+        obj = defaults.defaulted(obj, group, kind)  # as kube-apiserver validates it
         found = list(crds.schema_findings(validator, obj, "k8s-schema"))
         yield from found
         if found:
@@ -282,6 +297,19 @@ class ManifestValidator:
             if bundled is not None:  # the rules are v1's; an older served version is only named
                 yield from check_config(obj, self.plugins)
             return
+        judged = list(self._rules(obj, api, group, kind, text, version))
+        yield from judged
+        declared = openapi.check(obj, version, api, kind) if bundled is None else []
+        if declared:  # what the API types declare, where no rule above said it already
+            covered = [f.path for f in judged]
+            for finding in declared:
+                if not any(path[: len(finding.path)] == finding.path for path in covered):
+                    yield finding
+
+    def _rules(
+        self, obj: dict[str, Any], api: str, group: str, kind: str, text: str | None, version: str
+    ) -> Iterator[Finding]:
+        """kube-apiserver's rules beyond the schema, and what holds for every object."""
         yield from pods.check_workload(obj)
         yield from pods.check_env_names(obj, api_versions.parse_version(version) >= RELAXED_ENV_NAMES)
         yield from rbac.check_rbac(obj)
@@ -292,7 +320,7 @@ class ManifestValidator:
         if kind == "HorizontalPodAutoscaler":
             yield from autoscaling.check_hpa(obj)
         yield from _removed_volume_plugins(obj, kind, version)
-        rules = GROUP_RULES.get((api_versions.split_api(api)[0], kind))
+        rules = GROUP_RULES.get((group, kind))
         if rules is not None:  # only the kinds present pay for their group's rules
             yield from rules(obj)
         if kind == "ConfigMap":
@@ -340,7 +368,13 @@ class ManifestValidator:
         namespace = (obj.get("metadata") or {}).get("namespace")
         level = self.enforced.get(namespace) if isinstance(namespace, str) else None
         for v in pod_security.workload_violations(obj):
-            finding = pod_security_finding(v, str(namespace), level, own_output=self.opinion is Severity.ERROR)
+            finding = pod_security_finding(
+                v,
+                str(namespace),
+                level,
+                own_output=self.opinion is Severity.ERROR,
+                created_by_gen=namespace in self.gen_namespaces,
+            )
             if finding is not None:
                 yield finding
 
@@ -554,6 +588,8 @@ class FileResult(NamedTuple):
 
 def _validate_file(file: tuple[str, str], validator: ManifestValidator) -> FileResult:
     docs, problems = load_file(*file, kube=True)
+    if any(p.rule == "yaml-duplicate-key" for p in problems):
+        problems = _refused_by_kustomize(file[0], problems)
     if file[1].endswith(".json") and not problems and not any(_names_a_kind(doc.data) for doc in docs):
         return FileResult([], {}, [], None, [], set(), not_manifest=True)
     enforced: dict[str, str] = {}
@@ -595,6 +631,26 @@ def _validate_file(file: tuple[str, str], validator: ManifestValidator) -> FileR
                 for v in pod_security.workload_violations(data)
             ]
     return FileResult(problems, enforced, deferred, text, definitions, custom)
+
+
+def _refused_by_kustomize(path: str, problems: list[Problem]) -> list[Problem]:
+    """Duplicate keys are errors in a file a kustomization builds: kustomize's YAML reader
+    (kyaml, on go-yaml v3) refuses the file ("mapping key already defined"), where kubectl
+    keeps the last value."""
+    built_by = files.kustomization_in(os.path.dirname(os.path.abspath(path))) if path != "/dev/stdin" else None
+    if built_by is None:
+        return problems
+    return [
+        replace(
+            p,
+            severity=Severity.ERROR,
+            hint=f"kustomize refuses the file (mapping key already defined); the {built_by} beside it builds it: "
+            "remove one of the two",
+        )
+        if p.rule == "yaml-duplicate-key"
+        else p
+        for p in problems
+    ]
 
 
 def _names_a_kind(data: Any) -> bool:
@@ -645,9 +701,11 @@ def validate_paths(
     definitions = crds.Catalog()
     given: list[Any] = []
     if crd_paths:
-        given, missing = crds.stored(crd_paths)
-        problems += missing
-        definitions.add_all(given, stored=True)
+        sources = crds.sources(crd_paths)
+        problems += sources.problems
+        definitions.add_all(sources.crds, stored=True)
+        definitions.add_schemas(sources.schemas)
+        given = [*sources.crds, *(_stamped(path, name) for path, name in sources.schemas)]
     found = selected.files
     problems += selected.notes
     # an unsupported version is a usage error before any work
@@ -676,6 +734,16 @@ def validate_paths(
             texts[name] = result.text
     kept, silenced = suppressions.apply(problems + _judged(deferred, enforced), texts)
     return Validated(kept, silenced, judged, len(skipped))
+
+
+def _stamped(path: str, name: str) -> tuple[str, int, int]:
+    """A catalog schema as the kept results know it: by name, size and modification time (the
+    schemas of a large catalog are read only when a kind uses them)."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return name, -1, -1
+    return name, stat.st_size, stat.st_mtime_ns
 
 
 class Validated(NamedTuple):
@@ -715,7 +783,7 @@ def _result_from_plain(plain: Any) -> FileResult:
 
 # The findings of every file `gen validate` judged, by its name and content, in one bundle per
 # working directory, paths asked, and what files are judged with (versions, plugins, the CRDs
-# given).
+# given, the size limit).
 _VALIDATED = "validated"
 _KEPT_BUNDLES = 16  # invocations (paths asked, versions, CRDs) remembered; the least recently used go first
 
@@ -725,7 +793,7 @@ def _kept_results(paths: list[FsPath], validator: ManifestValidator, given: list
         return None
     asked = [os.getcwd(), *(os.path.realpath(path) for path in paths)]
     try:
-        judged_with = gen_cache.stable_bytes((asked, validator.versions, validator.plugins, given))
+        judged_with = gen_cache.stable_bytes((asked, validator.versions, validator.plugins, given, max_file_bytes()))
     except ValueError:  # a value marshal does not know, in a CRD: nothing kept
         return None
     return gen_cache.Bundle(_VALIDATED, gen_cache.key(gen_cache.code() + judged_with), keep=_KEPT_BUNDLES)
