@@ -91,10 +91,10 @@ def main() -> None:
     parser.add_argument("--work", type=Path, help="where the repositories and caches go (default: the temp dir)")
     parser.add_argument("--venvs", type=Path, default=ROOT / ".venv-ab", help="where A's and B's environments go")
     argv = sys.argv[1:]
-    if "--" not in argv or argv.index("--") == len(argv) - 1:
+    split = argv.index("--") if "--" in argv else len(argv)
+    args, command = parser.parse_args(argv[:split]), argv[split + 1 :]
+    if not command:
         parser.error("give gen's arguments after --")
-    args = parser.parse_args(argv[: argv.index("--")])
-    command = argv[argv.index("--") + 1 :]
     ok_codes = tuple(int(code) for code in args.ok.split(","))
 
     with tempfile.TemporaryDirectory(prefix="gen-ab-", dir=args.work) as tmp:
