@@ -373,7 +373,7 @@ def bench_one_target(services: int, runs: int, work: Path) -> None:
     render: list[object] = [gen, "render", policies, "--out", out]
     print(f"\n{services} ReplicatedServices in one target")
     first = median(render, runs, before=lambda: shutil.rmtree(out, True), cache=cold)
-    row("gen render (output removed)", cold, first, f"  with workers <= {first.tree_mib:.0f} MiB")
+    row("gen render (no output before)", cold, first, f"  with workers <= {first.tree_mib:.0f} MiB")
     run(render, cache=kept)
     row("gen render, after one change", kept, median(render, runs, before=lambda: bump_image(policy), cache=kept))
     _, stale = checks_after_one_change(render, policy, kept, runs)
@@ -437,7 +437,7 @@ def bench_manifests(objects: int, runs: int, work: Path) -> None:
     render = median([gen, "render", policies, "--out", out], runs, lambda: shutil.rmtree(out, True), cache=cold)
     validate = median([gen, "validate", root / "manifests"], runs, cache=cold)
     print(f"\nManifests policy over {objects} raw objects")
-    row("gen render (output removed)", cold, render)
+    row("gen render (no output before)", cold, render)
     row(
         "gen validate of the same files",
         cold,
