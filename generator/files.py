@@ -82,16 +82,10 @@ def named(
     return files, problems
 
 
-# YAML that configures tools, by file name (fnmatch) or by a directory it lies in.
+# YAML that configures tools, by file name (fnmatch), besides every dotfile (`.gen.yaml`,
+# `.pre-commit-config.yaml`, `.gitlab-ci.yml`, `.sops.yaml`) and what lies in a dot-directory
+# (`.github/`).
 _NOT_MANIFEST_NAMES = (
-    ".gen.yaml",
-    ".gen.yml",
-    ".pre-commit-config.yaml",
-    ".pre-commit-hooks.yaml",
-    ".gitlab-ci.yml",
-    ".yamllint",
-    ".yamllint.yaml",
-    ".yamllint.yml",
     "Chart.yaml",
     "Chart.lock",
     "values.yaml",
@@ -105,7 +99,6 @@ _NOT_MANIFEST_NAMES = (
     "kustomization.yml",
     "Kustomization",
 )
-_NOT_MANIFEST_DIRS = frozenset({".github", ".gitlab", ".circleci"})
 _KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 
@@ -113,10 +106,13 @@ _NOT_MANIFEST_NAME = re.compile("|".join(fnmatch.translate(pattern) for pattern 
 
 
 def _tool_file(path: str) -> bool:
+    """A file by its name or its directory's: a tool's configuration. Dotfiles (`.sops.yaml`,
+    `.yamlfmt.yaml`) and files in dot-directories are, as the walk never enters them; pre-commit
+    names them all the same (a path outside the current directory is judged by its name)."""
     directory, name = os.path.split(path)
-    if _NOT_MANIFEST_NAME.match(name):
+    if name.startswith(".") or _NOT_MANIFEST_NAME.match(name):
         return True
-    return bool(directory) and not _NOT_MANIFEST_DIRS.isdisjoint(directory.split("/"))
+    return not os.path.isabs(path) and any(part.startswith(".") and part not in (".", "..") for part in directory.split("/"))
 
 
 def _is_fragment(directory: str) -> bool:
@@ -160,6 +156,12 @@ def _patch_paths(kustomization: Any) -> Iterable[str]:
         for entry in kustomization.get(key) or []:
             if isinstance(entry, str) and entry.endswith((".yaml", ".yml")):
                 yield entry
+    for key in ("configMapGenerator", "secretGenerator"):  # the files a generator reads are data
+        for generator in kustomization.get(key) or []:
+            if isinstance(generator, dict):
+                for entry in [*(generator.get("files") or []), *(generator.get("envs") or []), generator.get("env")]:
+                    if isinstance(entry, str):
+                        yield entry.split("=", 1)[-1]  # `key=path` names the key the file's bytes go under
     for chart in kustomization.get("helmCharts") or []:
         if isinstance(chart, dict) and isinstance(chart.get("valuesFile"), str):
             yield chart["valuesFile"]

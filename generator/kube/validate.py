@@ -40,6 +40,7 @@ from generator.kube import (
     rbac,
     resource,
     scheduling,
+    sources,
     storage,
 )
 from generator.kube.api_versions import SCHEDULER_CONFIG_KIND
@@ -215,8 +216,10 @@ class ManifestValidator:
             or (self.definitions is not None and self.definitions.find(api, item) is not None)
         )
 
-    def validate(self, obj: Any, text: str | None = None) -> list[Finding]:
-        """Findings for obj; text, where given, is YAML obj was read from (it may hold more).
+    def validate(self, obj: Any, text: str | None = None, opaque: frozenset[Path] = frozenset()) -> list[Finding]:
+        """Findings for obj; text, where given, is YAML obj was read from (it may hold more);
+        opaque, the paths of values gen cannot know (encrypted, or a variable's), which no
+        finding is about.
 
         With text the size rules can often tell, without serializing obj, that it is far below
         every limit: a quarter of the work on a typical Deployment.
@@ -228,12 +231,12 @@ class ManifestValidator:
             return [Finding((), "k8s-object", Severity.ERROR, "apiVersion and kind are required strings")]
         definition = self.definitions.find(api, kind) if self.definitions else None
         if definition is not None:  # the same for every Kubernetes version
-            return list(self._custom(obj, kind, text, definition.judge(obj, api)))
+            return sources.beside(list(self._custom(obj, kind, text, definition.judge(obj, api), opaque)), opaque)
         if len(self.versions) == 1:
-            return list(self._validate(obj, api, kind, text, self.versions[0]))
+            return sources.beside(list(self._validate(obj, api, kind, text, self.versions[0], opaque)), opaque)
         holds: dict[Finding, list[str]] = {}
         for version in self.versions:
-            for finding in self._validate(obj, api, kind, text, version):
+            for finding in sources.beside(list(self._validate(obj, api, kind, text, version, opaque)), opaque):
                 holds.setdefault(finding, []).append(version)
         return [
             f
@@ -242,7 +245,15 @@ class ManifestValidator:
             for f, found in holds.items()
         ]
 
-    def _validate(self, obj: dict[str, Any], api: str, kind: str, text: str | None, version: str) -> Iterator[Finding]:
+    def _validate(
+        self,
+        obj: dict[str, Any],
+        api: str,
+        kind: str,
+        text: str | None,
+        version: str,
+        opaque: frozenset[Path] = frozenset(),
+    ) -> Iterator[Finding]:
         if api.split("/")[0] in BUILD_TOOL_GROUPS or api == schemas.POLICY_API_VERSION:
             return  # read by kustomize or by gen (`gen lint` checks policies), never sent to the API server
         bundled = schemas.MANIFEST_SCHEMA_FILES.get((api, kind))
@@ -274,7 +285,7 @@ class ManifestValidator:
                 if instead and instead != api and not api_versions.disabled_by_default(version, instead, kind)
                 else "managed control planes often cannot enable it: check yours does",
             )
-        found = list(crds.schema_findings(validator, obj, "k8s-schema"))
+        found = sources.beside(list(crds.schema_findings(validator, obj, "k8s-schema")), opaque)
         yield from found
         if found:
             return  # semantic rules assume the shape is right
@@ -309,9 +320,11 @@ class ManifestValidator:
             )
         yield from self._any_object(obj, kind, text)
 
-    def _custom(self, obj: dict[str, Any], kind: str, text: str | None, judged: Iterable[Finding]) -> Iterator[Finding]:
+    def _custom(
+        self, obj: dict[str, Any], kind: str, text: str | None, judged: Iterable[Finding], opaque: frozenset[Path]
+    ) -> Iterator[Finding]:
         """A custom resource: its CRD's verdict, then the rules that hold for every object."""
-        found = list(judged)
+        found = sources.beside(list(judged), opaque)
         yield from found
         if any(f.rule in ("crd-schema", "crd-version") for f in found):
             return  # the rules below assume the shape is right
@@ -549,52 +562,119 @@ class FileResult(NamedTuple):
     text: str | None
     definitions: list[Any]
     custom: set[tuple[str, str]]
-    not_manifest: bool = False  # a JSON file of data, not objects (package.json, a dashboard)
+    not_manifest: bool = False  # a file of data, not objects (package.json, an Ansible playbook)
 
 
-def _validate_file(file: tuple[str, str], validator: ManifestValidator) -> FileResult:
+def _validate_file(
+    file: tuple[str, str], validator: ManifestValidator, substitution: sources.Substitution | None = None
+) -> FileResult:
+    """One file's findings; with substitution, as a Flux Kustomization's postBuild makes its objects."""
     docs, problems = load_file(*file, kube=True)
-    if file[1].endswith(".json") and not problems and not any(_names_a_kind(doc.data) for doc in docs):
+    # a document with neither apiVersion nor kind is no manifest (Ansible, Talos, app configuration)
+    docs = [doc for doc in docs if _names_a_kind(doc.data)]
+    if not docs and not problems:
         return FileResult([], {}, [], None, [], set(), not_manifest=True)
-    enforced: dict[str, str] = {}
-    deferred: list[Deferred] = []
-    definitions: list[Any] = []
-    custom: set[tuple[str, str]] = set()
-    text = docs[0].text if docs and "gen:ignore" in docs[0].text else None
+    judged = _Gathered()
+    judged.problems += problems
     for doc in docs:
-        for prefix, data in validator.objects(doc.data):
-            found = validator.validate(data, doc.text)
-            about = title_of(data)
-            problems += [
-                replace(
-                    doc.problem(
-                        (*prefix, *f.path),
-                        f.rule,
-                        f.message,
-                        severity=f.severity,
-                        hint=f.hint or quote_hint(doc, (*prefix, *f.path), f),
-                        key=f.at_key,
-                    ),
-                    about=about,
-                )
-                for f in found
-            ]
-            if isinstance(data, dict):
-                kind = (str(data.get("apiVersion")), str(data.get("kind")))
-                if kind in schemas.MANIFEST_SCHEMA_FILES or any(f.rule == "k8s-unknown-kind" for f in found):
-                    custom.add(kind)
-            if not isinstance(data, dict) or any(f.rule in SHAPE_UNSURE for f in found):
-                continue  # the checks below assume the shape is right
-            if is_definition(data):
-                definitions.append(data)
-            if data.get("kind") == "Namespace" and (level := pod_security.enforced_level(data)):
-                enforced[str((data.get("metadata") or {}).get("name"))] = level
-            namespace = str((data.get("metadata") or {}).get("namespace"))
-            deferred += [
-                (namespace, v, replace(doc.problem((*prefix, *v.path), "pod-security", ""), about=about))
-                for v in pod_security.workload_violations(data)
-            ]
-    return FileResult(problems, enforced, deferred, text, definitions, custom)
+        judged.document(doc, doc.data, validator, substitution)
+    text = docs[0].text if docs and "gen:ignore" in docs[0].text else None
+    return FileResult(judged.problems, judged.enforced, judged.deferred, text, judged.definitions, judged.custom)
+
+
+class _Gathered:
+    """What judging objects gives, gathered: findings at their source lines, the Pod Security
+    levels Namespaces enforce, workloads' deferred Pod Security checks, CRDs and custom kinds."""
+
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+        self.enforced: dict[str, str] = {}
+        self.deferred: list[Deferred] = []
+        self.definitions: list[Any] = []
+        self.custom: set[tuple[str, str]] = set()
+
+    def document(
+        self,
+        doc: Document,
+        data: Any,
+        validator: ManifestValidator,
+        substitution: sources.Substitution | None,
+        opaque: frozenset[Path] = frozenset(),
+    ) -> None:
+        """The objects of one document (data: as the engine made it; doc: where it was written)
+        as the cluster receives them: SOPS decrypted, Flux's variables substituted."""
+        sops = sources.is_sops(data)
+        if sops:
+            data, encrypted = sources.decrypted(data)
+            opaque |= encrypted
+        for prefix, obj in validator.objects(data):
+            within = frozenset(path[len(prefix) :] for path in opaque if path[: len(prefix)] == prefix)
+            if substitution is not None and isinstance(obj, dict) and not sources.substitution_disabled(obj):
+                obj, unknown_paths, unknown = sources.substituted(obj, substitution, partial(_plain, doc, prefix))
+                within |= unknown_paths
+                if unknown:
+                    self.problems.append(
+                        doc.problem(
+                            (*prefix, *sorted(unknown_paths)[0]),
+                            "flux-substitution",
+                            f"{', '.join(unknown)}: not set by {substitution.source} among the inputs; "
+                            "the values that use them are not checked",
+                            severity=Severity.INFO,
+                            hint="put the ConfigMap or Secret it substitutes from among the files validated",
+                        )
+                    )
+            if substitution is not None and substitution.target_namespace and isinstance(obj, dict):
+                obj = sources.in_namespace(obj, substitution.target_namespace)
+            self.object(doc, prefix, obj, validator, within, sops)
+
+    def object(
+        self,
+        doc: Document,
+        prefix: Path,
+        data: Any,
+        validator: ManifestValidator,
+        opaque: frozenset[Path],
+        encrypted: bool = False,
+    ) -> None:
+        found = validator.validate(data, doc.text, opaque)
+        if encrypted:  # what the Secret holds is not readable in Git
+            found = [f for f in found if f.rule != "secret-material"]
+        about = title_of(data)
+        self.problems += [
+            replace(
+                doc.problem(
+                    (*prefix, *f.path),
+                    f.rule,
+                    f.message,
+                    severity=f.severity,
+                    hint=f.hint or quote_hint(doc, (*prefix, *f.path), f),
+                    key=f.at_key,
+                ),
+                about=about,
+            )
+            for f in found
+        ]
+        if isinstance(data, dict):
+            kind = (str(data.get("apiVersion")), str(data.get("kind")))
+            if kind in schemas.MANIFEST_SCHEMA_FILES or any(f.rule == "k8s-unknown-kind" for f in found):
+                self.custom.add(kind)
+        if not isinstance(data, dict) or any(f.rule in SHAPE_UNSURE for f in found):
+            return  # the checks below assume the shape is right
+        if is_definition(data):
+            self.definitions.append(data)
+        if data.get("kind") == "Namespace" and (level := pod_security.enforced_level(data)):
+            self.enforced[str((data.get("metadata") or {}).get("name"))] = level
+        namespace = str((data.get("metadata") or {}).get("namespace"))
+        self.deferred += [
+            (namespace, v, replace(doc.problem((*prefix, *v.path), "pod-security", ""), about=about))
+            for v in pod_security.workload_violations(data)
+        ]
+
+
+def _plain(doc: Document, prefix: Path, path: Path) -> bool:
+    """Whether the value at path (below prefix) of doc was written as an unquoted scalar."""
+    scalar = doc.source.scalars.get((*prefix, *path))
+    return scalar is not None and scalar.plain
 
 
 def _names_a_kind(data: Any) -> bool:

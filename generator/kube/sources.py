@@ -1,0 +1,155 @@
+"""What a GitOps engine makes of a source document before kube-apiserver sees it.
+
+Flux's kustomize-controller decrypts SOPS documents (the `sops` key is gone, the values are
+what the cluster's key makes of them) and substitutes `postBuild` variables into what it
+built (fluxcd/pkg kustomize/kustomize_varsub.go with its envsubst package). gen has neither
+the key nor, always, the variables: such values are opaque, and no finding is made on them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from generator.kube import scope
+from generator.kube.findings import Finding, Path
+from generator.yamlio.kube_scalars import plain_value
+
+SOPS_KEY = "sops"
+# A value SOPS encrypted: `ENC[AES256_GCM,data:…,iv:…,tag:…,type:str]`
+_ENCRYPTED = re.compile(r"ENC\[[A-Z0-9_]+,data:.*\]\Z", re.DOTALL)
+
+# Flux's variable names (kustomize_varsub.go varsubRegex) and the expansions gen evaluates:
+# `${VAR}`, `${VAR=default}`, `${VAR-default}`, `${VAR:=default}`, `${VAR:-default}`. `$${` is
+# envsubst's escape for a literal `${`. Other bash functions (`${#VAR}`, `${VAR^^}`, …) leave
+# the value opaque.
+VARIABLE_NAME = re.compile(r"[_a-zA-Z][_a-zA-Z0-9]*\Z")
+_EXPANSION = re.compile(r"\$\$\{|\$\{([_a-zA-Z][_a-zA-Z0-9]*)(?:(:?[=-])([^${}]*))?\}|\$\{")
+SUBSTITUTE_ANNOTATION = "kustomize.toolkit.fluxcd.io/substitute"
+
+
+def is_sops(data: Any) -> bool:
+    """Whether a document is SOPS-encrypted: a top-level `sops` mapping (its metadata)."""
+    return isinstance(data, dict) and isinstance(data.get(SOPS_KEY), dict)
+
+
+def decrypted(data: dict[str, Any]) -> tuple[dict[str, Any], frozenset[Path]]:
+    """A SOPS document as the cluster receives it: without `sops`; and the paths of its
+    encrypted values, whose plain text only the key knows."""
+    body = {key: value for key, value in data.items() if key != SOPS_KEY}
+    return body, frozenset(path for path, value in _scalars(body) if isinstance(value, str) and _ENCRYPTED.match(value))
+
+
+def _scalars(data: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield from _scalars(value, (*path, key))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            yield from _scalars(value, (*path, i))
+    else:
+        yield path, data
+
+
+@dataclass(frozen=True)
+class Substitution:
+    """A Flux Kustomization's postBuild variables (None: a variable gen cannot know, from a
+    ConfigMap or Secret not among the inputs or encrypted), as it names them for findings."""
+
+    source: str  # `Kustomization flux-system/apps`, for messages
+    variables: tuple[tuple[str, str | None], ...]
+    complete: bool = True  # every substituteFrom was found among the inputs
+    target_namespace: str | None = None
+    names: dict[str, str | None] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "names", dict(self.variables))
+
+
+class _Opaque(Exception):
+    """A value gen cannot work out: a variable it does not know, or a function it does not evaluate."""
+
+
+def expand(text: str, variables: dict[str, str | None]) -> str:
+    """text with Flux's variables substituted, as envsubst does; _Opaque if gen cannot tell."""
+
+    def one(match: re.Match[str]) -> str:
+        whole, name, operator, default = match.group(0), match.group(1), match.group(2), match.group(3)
+        if whole == "$${":
+            return "${"
+        if name is None:
+            raise _Opaque(whole)  # a function gen does not evaluate
+        value = variables.get(name, _UNSET)
+        if value is None:
+            raise _Opaque(name)
+        if operator is None:
+            if value is _UNSET:
+                raise _Opaque(name)
+            return str(value)
+        if value is _UNSET or (operator.startswith(":") and value == ""):
+            return default or ""
+        return str(value)
+
+    return _EXPANSION.sub(one, text)
+
+
+_UNSET: Any = object()
+
+
+def substituted(
+    data: dict[str, Any], substitution: Substitution, plain: Callable[[Path], bool]
+) -> tuple[dict[str, Any], frozenset[Path], list[str]]:
+    """data with the variables substituted into its string values (plain(path): the value was
+    an unquoted scalar, which Flux's YAML reader types again after substituting); the paths
+    left opaque and the variables gen did not know, sorted."""
+    opaque: set[Path] = set()
+    unknown: set[str] = set()
+
+    def walk(value: Any, path: Path) -> Any:
+        if isinstance(value, dict):
+            return {key: walk(item, (*path, key)) for key, item in value.items()}
+        if isinstance(value, list):
+            return [walk(item, (*path, i)) for i, item in enumerate(value)]
+        if not isinstance(value, str) or "${" not in value:
+            return value
+        try:
+            result = expand(value, substitution.names)
+        except _Opaque as err:
+            opaque.add(path)
+            unknown.add(str(err))
+            return value
+        return plain_value(result) if result and plain(path) else result
+
+    return walk(data, ()), frozenset(opaque), sorted(unknown)
+
+
+def substitution_disabled(data: dict[str, Any]) -> bool:
+    """Flux skips an object labelled or annotated `kustomize.toolkit.fluxcd.io/substitute: disabled`."""
+    metadata = data.get("metadata")
+    return isinstance(metadata, dict) and any(
+        isinstance(marks := metadata.get(where), dict) and marks.get(SUBSTITUTE_ANNOTATION) == "disabled"
+        for where in ("labels", "annotations")
+    )
+
+
+def beside(findings: list[Finding], opaque: frozenset[Path]) -> list[Finding]:
+    """findings without those on an opaque value (or below it)."""
+    if not opaque:
+        return findings
+    return [f for f in findings if not any(f.path[: len(path)] == path for path in opaque)]
+
+
+def in_namespace(data: dict[str, Any], namespace: str) -> dict[str, Any]:
+    """data as Flux's targetNamespace (or kustomize's `namespace`) places it: a namespaced
+    object moves to namespace, a Namespace is renamed to it, a cluster-scoped object stays."""
+    api, kind = data.get("apiVersion"), data.get("kind")
+    metadata = data.get("metadata")
+    if not isinstance(api, str) or not isinstance(kind, str) or not isinstance(metadata, dict):
+        return data
+    if (api, kind) == ("v1", "Namespace"):
+        return {**data, "metadata": {**metadata, "name": namespace}}
+    if scope.cluster_scoped(api, kind):
+        return data
+    return {**data, "metadata": {**metadata, "namespace": namespace}}
