@@ -42,6 +42,7 @@ class Config:
     crds: tuple[Path, ...] = ()
     exclude: tuple[str, ...] = ()
     ignore: tuple[Ignore, ...] = ()
+    feature_gates: tuple[tuple[str, bool], ...] = ()  # as the clusters set them
 
     def _relative(self, name: str) -> str:
         full = os.path.normpath(os.path.join(os.getcwd(), name))
@@ -116,6 +117,7 @@ def load(path: Path) -> tuple[Config | None, list[Problem]]:
         tuple(Path(directory, p) for p in data.get("crds", ())),
         tuple(data.get("exclude", ())),
         tuple(Ignore(e["rule"], tuple(e.get("paths", ())), e["reason"]) for e in data.get("ignore", ())),
+        tuple(sorted(data.get("featureGates", {}).items())),
     ), []
 
 

@@ -99,7 +99,7 @@ _NOT_MANIFEST_NAMES = (
     "kustomization.yml",
     "Kustomization",
 )
-_KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 
 _NOT_MANIFEST_NAME = re.compile("|".join(fnmatch.translate(pattern) for pattern in _NOT_MANIFEST_NAMES))
@@ -112,7 +112,9 @@ def _tool_file(path: str) -> bool:
     directory, name = os.path.split(path)
     if name.startswith(".") or _NOT_MANIFEST_NAME.match(name):
         return True
-    return not os.path.isabs(path) and any(part.startswith(".") and part not in (".", "..") for part in directory.split("/"))
+    return not os.path.isabs(path) and any(
+        part.startswith(".") and part not in (".", "..") for part in directory.split("/")
+    )
 
 
 def _is_fragment(directory: str) -> bool:
@@ -174,7 +176,7 @@ def _patches_of(directory: str, cache: dict[str, set[str]]) -> set[str]:
     from generator.yamlio.load import load_file  # only directories that may hold one pay
 
     found: set[str] = set()
-    for name in _KUSTOMIZATIONS:
+    for name in KUSTOMIZATIONS:
         candidate = os.path.join(directory, name)
         if os.path.isfile(candidate):
             for doc in load_file(candidate, kube=True)[0]:
@@ -204,7 +206,7 @@ def manifest_files(
     found, missing = named(paths, MANIFEST_SUFFIXES)
     # a kustomization is found by the walk that finds its patches; a file named on its own may
     # have one in its directory or above
-    look_for_patches = any(os.path.basename(path) in _KUSTOMIZATIONS for path, _ in found) or any(
+    look_for_patches = any(os.path.basename(path) in KUSTOMIZATIONS for path, _ in found) or any(
         root.is_file() for root in paths
     )
     kept: list[tuple[str, str]] = []

@@ -40,6 +40,7 @@ def run(
         plugins,
         crds,
         excluded=settings.excluded if settings is not None else lambda name: False,
+        feature_gates=dict(settings.feature_gates) if settings is not None else {},
     )
     problems, by_config = config.silenced_by(settings, validated.problems)
     if write_baseline is not None:

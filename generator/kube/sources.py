@@ -8,14 +8,17 @@ the key nor, always, the variables: such values are opaque, and no finding is ma
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from generator.files import KUSTOMIZATIONS
 from generator.kube import scope
 from generator.kube.findings import Finding, Path
 from generator.yamlio.kube_scalars import plain_value
+from generator.yamlio.load import load_file
 
 SOPS_KEY = "sops"
 # A value SOPS encrypted: `ENC[AES256_GCM,data:…,iv:…,tag:…,type:str]`
@@ -54,18 +57,19 @@ def _scalars(data: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
 
 
 @dataclass(frozen=True)
-class Substitution:
-    """A Flux Kustomization's postBuild variables (None: a variable gen cannot know, from a
-    ConfigMap or Secret not among the inputs or encrypted), as it names them for findings."""
+class Applied:
+    """What an engine does to a file's objects before it applies them: Flux's postBuild
+    variables (None: no substitution; a variable's value None: gen cannot know it, from a
+    Secret that is encrypted), and the namespace Flux's targetNamespace or kustomize's
+    `namespace` puts them in."""
 
-    source: str  # `Kustomization flux-system/apps`, for messages
-    variables: tuple[tuple[str, str | None], ...]
-    complete: bool = True  # every substituteFrom was found among the inputs
-    target_namespace: str | None = None
+    source: str  # who applies it, for messages: `Flux Kustomization default/atuin`
+    variables: tuple[tuple[str, str | None], ...] | None = None
+    namespace: str | None = None
     names: dict[str, str | None] = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "names", dict(self.variables))
+        object.__setattr__(self, "names", dict(self.variables or ()))
 
 
 class _Opaque(Exception):
@@ -99,7 +103,7 @@ _UNSET: Any = object()
 
 
 def substituted(
-    data: dict[str, Any], substitution: Substitution, plain: Callable[[Path], bool]
+    data: dict[str, Any], substitution: Applied, plain: Callable[[Path], bool]
 ) -> tuple[dict[str, Any], frozenset[Path], list[str]]:
     """data with the variables substituted into its string values (plain(path): the value was
     an unquoted scalar, which Flux's YAML reader types again after substituting); the paths
@@ -153,3 +157,122 @@ def in_namespace(data: dict[str, Any], namespace: str) -> dict[str, Any]:
     if scope.cluster_scoped(api, kind):
         return data
     return {**data, "metadata": {**metadata, "namespace": namespace}}
+
+
+FLUX_KUSTOMIZE_GROUP = "kustomize.toolkit.fluxcd.io"
+
+
+def flux_kustomization(data: dict[str, Any]) -> dict[str, Any] | None:
+    """What of a Flux Kustomization says how it applies its path: name, namespace, path,
+    components, postBuild, targetNamespace (None for any other object)."""
+    api = data.get("apiVersion")
+    if (
+        data.get("kind") != "Kustomization"
+        or not isinstance(api, str)
+        or not api.startswith(FLUX_KUSTOMIZE_GROUP + "/")
+    ):
+        return None
+    spec: dict[str, Any] = data["spec"] if isinstance(data.get("spec"), dict) else {}
+    metadata: dict[str, Any] = data["metadata"] if isinstance(data.get("metadata"), dict) else {}
+    return {
+        "name": str(metadata.get("name", "")),
+        "namespace": str(metadata.get("namespace") or ""),
+        "path": str(spec.get("path") or "./"),
+        "components": [c for c in spec.get("components") or [] if isinstance(c, str)],
+        "postBuild": spec.get("postBuild") if isinstance(spec.get("postBuild"), dict) else None,
+        "targetNamespace": spec.get("targetNamespace") if isinstance(spec.get("targetNamespace"), str) else None,
+    }
+
+
+def source_root(directory: str) -> str:
+    """Where a Flux Kustomization's path starts: the repository (the directory holding .git)
+    its file lies in, else the current directory."""
+    current = os.path.abspath(directory)
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return os.getcwd()
+        current = parent
+
+
+def flux_variables(
+    flux: dict[str, Any], holder: Callable[[str, str, str], dict[str, str | None] | None]
+) -> tuple[tuple[str, str | None], ...] | None:
+    """A Flux Kustomization's postBuild variables, as kustomize-controller loads them:
+    substituteFrom in order (holder(kind, namespace, name) reads a ConfigMap's or Secret's data
+    among the inputs; one not there gives nothing), then substitute over them; newlines
+    removed. None without postBuild: Flux substitutes nothing."""
+    post = flux.get("postBuild")
+    if post is None:
+        return None
+    found: dict[str, str | None] = {}
+    for reference in post.get("substituteFrom") or []:
+        if isinstance(reference, dict) and reference.get("kind") in ("ConfigMap", "Secret"):
+            data = holder(str(reference["kind"]), flux["namespace"], str(reference.get("name")))
+            found.update(
+                {key: None if value is None else value.replace("\n", "") for key, value in (data or {}).items()}
+            )
+    for key, value in (post.get("substitute") or {}).items():
+        found[str(key)] = str(value).replace("\n", "")
+    return tuple(sorted(found.items()))
+
+
+def _below(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+def engines(
+    files: list[str],
+    fluxes: list[tuple[str, dict[str, Any]]],
+    holder: Callable[[str, str, str], dict[str, str | None] | None],
+) -> dict[str, list[Applied]]:
+    """For each file (absolute paths) that an engine changes before applying it, what it does:
+    the Flux Kustomizations (file, summary) whose path or components hold it, each with its
+    variables and target namespace, else the `namespace` of the kustomization nearest above it
+    (found beside the file or above, whether among the inputs or not: pre-commit names single
+    files)."""
+    namespaces: dict[str, str | None] = {}
+
+    def nearest_namespace(path: str) -> str | None:
+        directory, seen = os.path.dirname(path), []
+        while directory not in namespaces:
+            seen.append(directory)
+            kustomization = next(
+                (os.path.join(directory, n) for n in KUSTOMIZATIONS if os.path.isfile(os.path.join(directory, n))),
+                None,
+            )
+            parent = os.path.dirname(directory)
+            if kustomization is not None or parent == directory:
+                namespaces[directory] = _namespace_of(kustomization) if kustomization else None
+                break
+            directory = parent
+        for below in seen:
+            namespaces[below] = namespaces[directory]
+        return namespaces[directory]
+
+    found: dict[str, list[Applied]] = {}
+    for defined_in, flux in fluxes:
+        root = source_root(os.path.dirname(defined_in))
+        path = os.path.normpath(os.path.join(root, flux["path"]))
+        dirs = [path, *(os.path.normpath(os.path.join(path, c)) for c in flux["components"])]
+        variables = flux_variables(flux, holder)
+        where = f"{flux['namespace']}/{flux['name']}" if flux["namespace"] else flux["name"]
+        for file in files:
+            if any(_below(file, d) for d in dirs):
+                applied = Applied(
+                    f"Flux Kustomization {where}", variables, flux["targetNamespace"] or nearest_namespace(file)
+                )
+                found.setdefault(file, []).append(applied)
+    for file in files:
+        if file not in found and (namespace := nearest_namespace(file)):
+            found[file] = [Applied("kustomization", None, namespace)]
+    return found
+
+
+def _namespace_of(kustomization: str) -> str | None:
+    docs, _ = load_file(kustomization, kube=True)
+    data = docs[0].data if docs else None
+    namespace = data.get("namespace") if isinstance(data, dict) else None
+    return namespace if isinstance(namespace, str) and namespace else None

@@ -7,6 +7,7 @@ the rules of kube-apiserver per API group (one module each) and kube-scheduler (
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import dataclasses
 import json
@@ -64,8 +65,10 @@ if TYPE_CHECKING:  # the reference implementation is imported only to explain a 
     from referencing import Registry
 
 LAST_APPLIED_LIMIT = 262144
-# RelaxedEnvironmentVariableValidation: on by default from 1.32 (beta), GA in 1.34
-RELAXED_ENV_NAMES = (1, 32)
+# The feature gates that change a verdict, from the version they are on by default (the others,
+# HPAScaleToZero among them, are off unless .gen.yaml's featureGates turns them on).
+# RelaxedEnvironmentVariableValidation: beta in 1.32, GA in 1.34.
+_ON_BY_DEFAULT = {"RelaxedEnvironmentVariableValidation": (1, 32)}
 CONFIGMAP_LIMIT = 1024 * 1024
 # Compact JSON spends at most this many bytes per character of the YAML it was read from, when
 # that YAML has no aliases. The worst cases are a flow mapping of bare keys, `{a,b}` ->
@@ -185,6 +188,7 @@ class ManifestValidator:
         own_output: bool = False,
         enforced: Mapping[str, str] | None = None,
         definitions: crds.Catalog | None = None,
+        feature_gates: Mapping[str, bool] | None = None,
     ) -> None:
         for version in versions:
             api_versions.folder(version)  # an unsupported version fails here, before any work
@@ -194,6 +198,13 @@ class ManifestValidator:
         # namespace -> the Pod Security level it enforces; None: judged by the caller afterwards
         self.enforced = dict(enforced) if enforced is not None else None
         self.definitions = definitions  # CRDs that judge the custom resources they define
+        self.feature_gates = dict(sorted((feature_gates or {}).items()))  # as the clusters set them
+
+    def gate(self, name: str, version: str) -> bool:
+        """Whether the clusters enable a feature gate: as .gen.yaml sets it, else the version's default."""
+        if name in self.feature_gates:
+            return self.feature_gates[name]
+        return name in _ON_BY_DEFAULT and api_versions.parse_version(version) >= _ON_BY_DEFAULT[name]
 
     def objects(self, data: Any) -> list[tuple[Path, Any]]:
         """The objects a document holds, each with its path in the document: a `kind: List`
@@ -294,14 +305,14 @@ class ManifestValidator:
                 yield from check_config(obj, self.plugins)
             return
         yield from pods.check_workload(obj)
-        yield from pods.check_env_names(obj, api_versions.parse_version(version) >= RELAXED_ENV_NAMES)
+        yield from pods.check_env_names(obj, self.gate("RelaxedEnvironmentVariableValidation", version))
         yield from rbac.check_rbac(obj)
         yield from self._pod_security(obj)
         yield from objectmeta.check_derived_names(obj)
         if kind == "PriorityClass":
             yield from scheduling.check_priority_class(obj)
         if kind == "HorizontalPodAutoscaler":
-            yield from autoscaling.check_hpa(obj)
+            yield from autoscaling.check_hpa(obj, self.gate("HPAScaleToZero", version))
         yield from _removed_volume_plugins(obj, kind, version)
         rules = GROUP_RULES.get((api_versions.split_api(api)[0], kind))
         if rules is not None:  # only the kinds present pay for their group's rules
@@ -563,12 +574,14 @@ class FileResult(NamedTuple):
     definitions: list[Any]
     custom: set[tuple[str, str]]
     not_manifest: bool = False  # a file of data, not objects (package.json, an Ansible playbook)
+    flux: tuple[Any, ...] = ()  # the Flux Kustomizations it defines, as sources.flux_kustomization keeps them
+    holders: tuple[tuple[str, str, str], ...] = ()  # its ConfigMaps and Secrets (kind, namespace, name)
 
 
 def _validate_file(
-    file: tuple[str, str], validator: ManifestValidator, substitution: sources.Substitution | None = None
+    file: tuple[str, str], validator: ManifestValidator, applied: sources.Applied | None = None
 ) -> FileResult:
-    """One file's findings; with substitution, as a Flux Kustomization's postBuild makes its objects."""
+    """One file's findings; with applied, as an engine makes its objects (Flux substitution, a namespace)."""
     docs, problems = load_file(*file, kube=True)
     # a document with neither apiVersion nor kind is no manifest (Ansible, Talos, app configuration)
     docs = [doc for doc in docs if _names_a_kind(doc.data)]
@@ -577,9 +590,18 @@ def _validate_file(
     judged = _Gathered()
     judged.problems += problems
     for doc in docs:
-        judged.document(doc, doc.data, validator, substitution)
+        judged.document(doc, doc.data, validator, applied)
     text = docs[0].text if docs and "gen:ignore" in docs[0].text else None
-    return FileResult(judged.problems, judged.enforced, judged.deferred, text, judged.definitions, judged.custom)
+    return FileResult(
+        judged.problems,
+        judged.enforced,
+        judged.deferred,
+        text,
+        judged.definitions,
+        judged.custom,
+        flux=tuple(judged.flux),
+        holders=tuple(judged.holders),
+    )
 
 
 class _Gathered:
@@ -592,13 +614,15 @@ class _Gathered:
         self.deferred: list[Deferred] = []
         self.definitions: list[Any] = []
         self.custom: set[tuple[str, str]] = set()
+        self.flux: list[Any] = []
+        self.holders: list[tuple[str, str, str]] = []
 
     def document(
         self,
         doc: Document,
         data: Any,
         validator: ManifestValidator,
-        substitution: sources.Substitution | None,
+        applied: sources.Applied | None,
         opaque: frozenset[Path] = frozenset(),
     ) -> None:
         """The objects of one document (data: as the engine made it; doc: where it was written)
@@ -609,22 +633,27 @@ class _Gathered:
             opaque |= encrypted
         for prefix, obj in validator.objects(data):
             within = frozenset(path[len(prefix) :] for path in opaque if path[: len(prefix)] == prefix)
-            if substitution is not None and isinstance(obj, dict) and not sources.substitution_disabled(obj):
-                obj, unknown_paths, unknown = sources.substituted(obj, substitution, partial(_plain, doc, prefix))
+            if (
+                applied is not None
+                and applied.variables is not None
+                and isinstance(obj, dict)
+                and not sources.substitution_disabled(obj)
+            ):
+                obj, unknown_paths, unknown = sources.substituted(obj, applied, partial(_plain, doc, prefix))
                 within |= unknown_paths
                 if unknown:
                     self.problems.append(
                         doc.problem(
                             (*prefix, *sorted(unknown_paths)[0]),
                             "flux-substitution",
-                            f"{', '.join(unknown)}: not set by {substitution.source} among the inputs; "
+                            f"{', '.join(unknown)}: not set by {applied.source} among the inputs; "
                             "the values that use them are not checked",
                             severity=Severity.INFO,
                             hint="put the ConfigMap or Secret it substitutes from among the files validated",
                         )
                     )
-            if substitution is not None and substitution.target_namespace and isinstance(obj, dict):
-                obj = sources.in_namespace(obj, substitution.target_namespace)
+            if applied is not None and applied.namespace and isinstance(obj, dict):
+                obj = sources.in_namespace(obj, applied.namespace)
             self.object(doc, prefix, obj, validator, within, sops)
 
     def object(
@@ -662,6 +691,11 @@ class _Gathered:
             return  # the checks below assume the shape is right
         if is_definition(data):
             self.definitions.append(data)
+        if (flux := sources.flux_kustomization(data)) is not None:
+            self.flux.append(flux)
+        if data.get("kind") in ("ConfigMap", "Secret") and data.get("apiVersion") == "v1":
+            metadata = data.get("metadata") or {}
+            self.holders.append((str(data["kind"]), str(metadata.get("namespace", "")), str(metadata.get("name"))))
         if data.get("kind") == "Namespace" and (level := pod_security.enforced_level(data)):
             self.enforced[str((data.get("metadata") or {}).get("name"))] = level
         namespace = str((data.get("metadata") or {}).get("namespace"))
@@ -711,6 +745,7 @@ def validate_paths(
     plugins: tuple[str, ...] = (),
     crd_paths: Iterable[FsPath] = (),
     excluded: Callable[[str], bool] = lambda name: False,
+    feature_gates: Mapping[str, bool] | None = None,
 ) -> Validated:
     """`gen validate`: every manifest below paths, in worker processes when there are many;
     custom resources by the CRDs among them and below crd_paths.
@@ -731,7 +766,9 @@ def validate_paths(
     found = selected.files
     problems += selected.notes
     # an unsupported version is a usage error before any work
-    validator = ManifestValidator(versions, plugins, enforced=None, definitions=definitions)
+    validator = ManifestValidator(
+        versions, plugins, enforced=None, definitions=definitions, feature_gates=feature_gates
+    )
     results = _validate_files(found, validator, _kept_results(paths, validator, given))
     learnt = [(data, name) for (_, name), result in zip(found, results, strict=True) for data in result.definitions]
     if learnt:
@@ -739,6 +776,7 @@ def validate_paths(
         again = [i for i, result in enumerate(results) if any(definitions.find(*kind) for kind in result.custom)]
         for i, result in zip(again, _validate_files([found[i] for i in again], validator), strict=True):
             results[i] = result
+    _as_engines_apply(found, results, validator)
     enforced: dict[str, str] = {}
     deferred: list[Deferred] = []
     texts: dict[str, str] = {}
@@ -756,6 +794,78 @@ def validate_paths(
             texts[name] = result.text
     kept, silenced = suppressions.apply(problems + _judged(deferred, enforced), texts)
     return Validated(kept, silenced, judged, len(skipped))
+
+
+def _as_engines_apply(found: list[tuple[str, str]], results: list[FileResult], validator: ManifestValidator) -> None:
+    """Judge again, as Flux and kustomize apply them, the files an engine changes: substituted
+    by the Flux Kustomizations whose path holds them, in the namespace one puts them in. A
+    file several apply is judged for each; a finding they share is said once."""
+    absolute = [os.path.abspath(path) for path, _ in found]
+    fluxes = [(file, flux) for file, result in zip(absolute, results, strict=True) for flux in result.flux]
+    holders = {
+        (kind, name): [
+            (namespace, i) for i, r in enumerate(results) for k, namespace, n in r.holders if (k, n) == (kind, name)
+        ]
+        for i, result in enumerate(results)
+        for kind, _, name in result.holders
+    }
+
+    def holder(kind: str, namespace: str, name: str) -> dict[str, str | None] | None:
+        places = sorted(holders.get((kind, name), []), key=lambda place: place[0] != namespace)
+        return _holder_data(found[places[0][1]], kind, name) if places else None
+
+    engines = sources.engines(absolute, fluxes, holder)
+    todo = [(i, applied) for i, file in enumerate(absolute) for applied in engines.get(file, [])]
+    if not todo:
+        return
+    judge = partial(_judge_applied, found=found, validator=validator)
+    again: dict[int, list[FileResult]] = {}
+    codec: parallel.Codec[FileResult] = parallel.Codec(_result_to_plain, _result_from_plain)
+    for (i, _), result in zip(
+        todo, parallel.map_in_order(judge, todo, parallel.workers(len(todo)), codec=codec), strict=True
+    ):
+        again.setdefault(i, []).append(result)
+    for i, judged in again.items():
+        results[i] = judged[0]._replace(
+            problems=list({replace(p, about=""): p for r in judged for p in r.problems}.values()),
+            enforced={k: v for r in judged for k, v in r.enforced.items()},
+            deferred=list(dict.fromkeys(d for r in judged for d in r.deferred)),
+        )
+
+
+def _judge_applied(
+    item: tuple[int, sources.Applied], found: list[tuple[str, str]], validator: ManifestValidator
+) -> FileResult:
+    return _validate_file(found[item[0]], validator, item[1])
+
+
+def _holder_data(file: tuple[str, str], kind: str, name: str) -> dict[str, str | None]:
+    """The data of the ConfigMap or Secret called name in file, as Flux reads variables from
+    it: a Secret's data decoded, stringData as written; a value SOPS encrypted is unknown (None)."""
+    docs, _ = load_file(*file, kube=True)
+    for doc in docs:
+        data = doc.data
+        if not isinstance(data, dict) or data.get("kind") != kind or (data.get("metadata") or {}).get("name") != name:
+            continue
+        sops = sources.is_sops(data)
+        values: dict[str, str | None] = {}
+        for field_name in ("data", "stringData") if kind == "Secret" else ("data",):
+            for key, value in (data.get(field_name) or {}).items():
+                values[str(key)] = _readable(value, sops, encoded=field_name == "data" and kind == "Secret")
+        return values
+    return {}
+
+
+def _readable(value: Any, sops: bool, encoded: bool) -> str | None:
+    text = str(value)
+    if sops and text.startswith("ENC["):
+        return None
+    if not encoded:
+        return text
+    try:
+        return base64.b64decode(text, validate=True).decode("utf-8")
+    except ValueError:
+        return None
 
 
 class Validated(NamedTuple):
@@ -777,11 +887,13 @@ def _result_to_plain(result: FileResult) -> tuple[Any, ...]:
         result.definitions,
         result.custom,
         result.not_manifest,
+        result.flux,
+        result.holders,
     )
 
 
 def _result_from_plain(plain: Any) -> FileResult:
-    problems, enforced, deferred, text, definitions, custom, not_manifest = plain
+    problems, enforced, deferred, text, definitions, custom, not_manifest, flux, holders = plain
     return FileResult(
         [Problem.from_plain(p) for p in problems],
         dict(enforced),
@@ -790,6 +902,8 @@ def _result_from_plain(plain: Any) -> FileResult:
         list(definitions),
         set(custom),
         bool(not_manifest),
+        tuple(flux),
+        tuple(tuple(holder) for holder in holders),
     )
 
 
@@ -805,7 +919,9 @@ def _kept_results(paths: list[FsPath], validator: ManifestValidator, given: list
         return None
     asked = [os.getcwd(), *(os.path.realpath(path) for path in paths)]
     try:
-        judged_with = gen_cache.stable_bytes((asked, validator.versions, validator.plugins, given))
+        judged_with = gen_cache.stable_bytes(
+            (asked, validator.versions, validator.plugins, given, sorted(validator.feature_gates.items()))
+        )
     except ValueError:  # a value marshal does not know, in a CRD: nothing kept
         return None
     return gen_cache.Bundle(_VALIDATED, gen_cache.key(gen_cache.code() + judged_with), keep=_KEPT_BUNDLES)
