@@ -1,0 +1,285 @@
+"""gen validate judges what Flux, kustomize and SOPS hand to the cluster, not only the bytes in
+Git: a clean source is clean, and a planted mistake in it is still caught at its source line.
+Through the real entry point."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.kube import sources
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def findings(out: str) -> list[tuple[str, str]]:
+    """(file:line, rule) of each finding line."""
+    return [(":".join(line.split(":")[:2]), line.split()[2]) for line in out.splitlines() if line.count(":") >= 3]
+
+
+# -- not manifests
+
+
+def test_yaml_without_apiversion_and_kind_is_skipped_like_json(gen, repo: Path) -> None:
+    write(repo / "ansible/site.yml", "- hosts: all\n  tasks: []\n")
+    write(repo / "talos/node.yaml", "machine:\n  type: controlplane\n")
+    write(repo / "app/config.json", '{"port": 8080}\n')
+    write(repo / "apps/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\n")
+    run = gen("validate", ".")
+    assert run.code == 0 and run.out == "", run.out
+    assert "1 file validated" in run.err and "3 skipped" in run.err
+
+
+def test_a_document_with_only_one_of_apiversion_and_kind_is_an_error(gen, repo: Path) -> None:
+    write(repo / "apps/cm.yaml", "kind: ConfigMap\nmetadata: {name: web}\n")
+    run = gen("validate", ".")
+    assert run.code == 1 and findings(run.out) == [("apps/cm.yaml:1", "k8s-object")], run.out
+
+
+def test_dotfiles_are_configuration_whether_walked_or_named(gen, repo: Path) -> None:
+    write(repo / ".sops.yaml", "creation_rules:\n- path_regex: .*\n  age: age1xyz\n")
+    write(repo / ".yamlfmt.yaml", "formatter: {type: basic}\n")
+    write(repo / ".config/tool.yaml", "kind: Settings\n")
+    named = gen("validate", ".sops.yaml", ".yamlfmt.yaml", ".config/tool.yaml")
+    assert named.code == 0 and named.out == "" and "3 skipped" in named.err, named.out + named.err
+    assert gen("validate", ".").code == 0
+
+
+def test_files_a_generator_reads_are_data(gen, repo: Path) -> None:
+    write(repo / "app/kustomization.yaml", "configMapGenerator:\n- name: cfg\n  files: [settings=conf/settings.yaml]\n")
+    write(repo / "app/conf/settings.yaml", "kind: Settings\nlevel: debug\n")  # one of the two: a manifest's error
+    run = gen("validate", ".")
+    assert run.code == 0 and run.out == "", run.out
+
+
+# -- SOPS
+
+SOPS_SECRET = """\
+apiVersion: v1
+kind: Secret
+metadata:
+  name: cloudflare
+  namespace: network
+type: Opaque
+stringData:
+  token: ENC[AES256_GCM,data:8R9wGqk=,iv:Ys0=,tag:2w==,type:str]
+data:
+  key: ENC[AES256_GCM,data:c2VjcmV0,iv:Ys0=,tag:2w==,type:str]
+sops:
+  age:
+  - recipient: age1qqqq
+    enc: |
+      -----BEGIN AGE ENCRYPTED FILE-----
+  lastmodified: "2024-01-01T00:00:00Z"
+  mac: ENC[AES256_GCM,data:abc=,iv:Ys0=,tag:2w==,type:str]
+  encrypted_regex: ^(data|stringData)$
+  version: 3.8.1
+"""
+
+
+def test_a_sops_document_is_judged_decrypted(gen, repo: Path) -> None:
+    write(repo / "network/secret.sops.yaml", SOPS_SECRET)
+    run = gen("validate", ".")
+    assert run.code == 0 and run.out == "", run.out  # no `unknown field "sops"`, no base64 error, no secret-material
+
+
+def test_a_typo_beside_encrypted_values_is_still_caught(gen, repo: Path) -> None:
+    write(repo / "network/secret.sops.yaml", SOPS_SECRET.replace("stringData:", "strinData:"))
+    run = gen("validate", ".")
+    assert run.code == 1 and findings(run.out) == [("network/secret.sops.yaml:7", "k8s-schema")], run.out
+    assert "stringData" in run.out
+
+
+def test_an_encrypted_value_is_opaque_a_plain_one_is_not() -> None:
+    body, opaque = sources.decrypted({"kind": "Secret", "data": {"a": "ENC[AES256_GCM,data:x,type:str]", "b": "!"}, "sops": {}})
+    assert "sops" not in body and opaque == {("data", "a")}
+
+
+# -- cluster settings
+
+
+HPA = """\
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: plex, namespace: default}
+spec:
+  minReplicas: 0
+  maxReplicas: 1
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: plex}
+  metrics:
+  - type: External
+    external:
+      metric: {name: probe_success}
+      target: {type: Value, value: "1"}
+"""
+
+
+def test_hpa_scale_to_zero_is_valid_where_the_clusters_enable_the_gate(gen, repo: Path) -> None:
+    write(repo / "hpa.yaml", HPA)
+    off = gen("validate", ".")
+    assert off.code == 1 and findings(off.out) == [("hpa.yaml:5", "k8s-hpa")], off.out
+    write(repo / ".gen.yaml", "featureGates:\n  HPAScaleToZero: true\n")
+    assert gen("validate", ".").code == 0
+    cpu = "  - type: Resource\n    resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}\n"
+    write(repo / "hpa.yaml", HPA[: HPA.index("  - type: External")] + cpu)
+    resource = gen("validate", ".")
+    assert findings(resource.out) == [("hpa.yaml:8", "k8s-hpa")] and "Object or External" in resource.out
+
+
+def test_an_unknown_feature_gate_is_a_config_error_with_a_suggestion(gen, repo: Path) -> None:
+    write(repo / ".gen.yaml", "featureGates:\n  HPAScaleToZer: true\n")
+    write(repo / "hpa.yaml", HPA)
+    run = gen("validate", ".")
+    assert run.code == 1 and ".gen.yaml:2:3" in run.out and "HPAScaleToZero" in run.out
+
+
+# -- Flux postBuild substitution
+
+FLUX_KS = """\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: atuin
+  namespace: flux-system
+spec:
+  interval: 1h
+  path: ./apps/atuin
+  prune: true
+  sourceRef: {kind: GitRepository, name: flux-system}
+  targetNamespace: default
+  postBuild:
+    substitute:
+      APP: atuin
+    substituteFrom:
+    - kind: ConfigMap
+      name: cluster-settings
+"""
+SETTINGS = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cluster-settings, namespace: flux-system}
+data:
+  STORAGE_CLASS: ceph-block
+  REPLICAS: "2"
+"""
+PVC = """\
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: ${APP}
+spec:
+  accessModes: ["${ACCESSMODES:=ReadWriteOnce}"]
+  storageClassName: ${STORAGE_CLASS}
+  resources:
+    requests:
+      storage: 5Gi
+"""
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ${APP}
+  annotations:
+    example.com/literal: $${NOT_A_VARIABLE}
+spec:
+  replicas: ${REPLICAS}
+  selector:
+    matchLabels: {app: "${APP}"}
+  template:
+    metadata:
+      labels: {app: "${APP}"}
+    spec:
+      containers:
+      - name: app
+        image: ghcr.io/atuinsh/atuin:v18.4.0
+"""
+
+
+def _flux_repo(repo: Path) -> None:
+    write(repo / "clusters/main/atuin.yaml", FLUX_KS)
+    write(repo / "clusters/main/settings.yaml", SETTINGS)
+    write(repo / "apps/atuin/pvc.yaml", PVC)
+    write(repo / "apps/atuin/deployment.yaml", DEPLOYMENT)
+
+
+def test_files_under_a_flux_path_are_judged_substituted(gen, repo: Path) -> None:
+    _flux_repo(repo)
+    run = gen("validate", ".")
+    assert run.code == 0 and " error " not in run.out, run.out
+
+
+def test_a_mistake_in_a_substituted_file_is_caught_at_its_line(gen, repo: Path) -> None:
+    _flux_repo(repo)
+    write(repo / "apps/atuin/pvc.yaml", PVC.replace("${ACCESSMODES:=ReadWriteOnce}", "${ACCESSMODES:=ReadWriteOnly}"))
+    write(repo / "apps/atuin/deployment.yaml", DEPLOYMENT.replace("name: ${APP}\n  annotations", "name: ${APP}_x\n  annotations"))
+    run = gen("validate", ".")
+    assert ("apps/atuin/pvc.yaml:6", "k8s-pvc") in findings(run.out), run.out
+    assert ("apps/atuin/deployment.yaml:4", "k8s-name") in findings(run.out), run.out
+    assert "atuin_x" in run.out  # the value the cluster would receive
+
+
+def test_an_unknown_variable_leaves_its_value_opaque_with_an_info(gen, repo: Path) -> None:
+    _flux_repo(repo)
+    write(repo / "apps/atuin/pvc.yaml", PVC.replace("${STORAGE_CLASS}", "${STORAGECLASS_UNSET}"))
+    run = gen("validate", ".")
+    assert run.code == 0 and findings(run.out) == [("apps/atuin/pvc.yaml:7", "flux-substitution")], run.out
+    assert "STORAGECLASS_UNSET" in run.out and "Kustomization flux-system/atuin" in run.out
+
+
+def test_the_target_namespace_places_the_objects() -> None:
+    placed = sources.in_namespace({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}, "default")
+    assert placed["metadata"]["namespace"] == "default"
+    renamed = sources.in_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "_"}}, "default")
+    assert renamed["metadata"]["name"] == "default"
+    kept = sources.in_namespace({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "a"}}, "x")
+    assert "namespace" not in kept["metadata"]
+
+
+@pytest.mark.parametrize(
+    ("text", "variables", "expanded"),
+    [
+        ("${A}", {"A": "x"}, "x"),
+        ("${A:=d}", {}, "d"),
+        ("${A:=d}", {"A": ""}, "d"),
+        ("${A=d}", {"A": ""}, ""),
+        ("${A:-d}-${B}", {"B": "b"}, "d-b"),
+        ("$${A}", {"A": "x"}, "${A}"),
+        ("a.${DOMAIN}", {"DOMAIN": "example.com"}, "a.example.com"),
+    ],
+)
+def test_variables_expand_as_flux_envsubst_does(text: str, variables: dict[str, str], expanded: str) -> None:
+    assert sources.expand(text, dict(variables)) == expanded
+
+
+def test_a_variable_gen_cannot_know_is_opaque() -> None:
+    with pytest.raises(sources._Opaque):
+        sources.expand("${SECRET_DOMAIN}", {"SECRET_DOMAIN": None})
+    with pytest.raises(sources._Opaque):
+        sources.expand("${A^^}", {"A": "x"})  # a bash function gen does not evaluate
+
+
+# -- kustomize's namespace
+
+
+def test_a_namespace_the_kustomization_renames_is_judged_renamed(gen, repo: Path) -> None:
+    write(repo / "apps/network/kustomization.yaml", "namespace: network\nresources: [namespace.yaml]\n")
+    write(repo / "apps/network/namespace.yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: _\n")
+    assert gen("validate", ".").code == 0
+    named = gen("validate", "apps/network/namespace.yaml")  # as pre-commit names it
+    assert named.code == 0, named.out
+    write(repo / "apps/network/namespace.yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: _\n  labels: {a: -b}\n")
+    broken = gen("validate", ".")
+    assert broken.code == 1 and [f[0] for f in findings(broken.out)] == ["apps/network/namespace.yaml:5"], broken.out
+
