@@ -283,3 +283,50 @@ def test_a_namespace_the_kustomization_renames_is_judged_renamed(gen, repo: Path
     broken = gen("validate", ".")
     assert broken.code == 1 and [f[0] for f in findings(broken.out)] == ["apps/network/namespace.yaml:5"], broken.out
 
+
+
+# -- one namespace, several definitions
+
+ISTIO_NS = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: istio-system\n  labels:\n    pod-security.kubernetes.io/enforce: {level}\n"
+PRIVILEGED_POD = """\
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: istio-cni, namespace: istio-system}
+spec:
+  selector: {matchLabels: {app: cni}}
+  template:
+    metadata: {labels: {app: cni}}
+    spec:
+      containers:
+      - name: cni
+        image: docker.io/istio/install-cni:1.24.0
+        securityContext: {privileged: true}
+"""
+
+
+def _alternative_overlays(repo: Path) -> None:
+    write(repo / "overlays/restricted/kustomization.yaml", "resources: [namespace.yaml, ../../base]\n")
+    write(repo / "overlays/restricted/namespace.yaml", ISTIO_NS.format(level="restricted"))
+    write(repo / "overlays/privileged/kustomization.yaml", "resources: [namespace.yaml, ../../base]\n")
+    write(repo / "overlays/privileged/namespace.yaml", ISTIO_NS.format(level="privileged"))
+    write(repo / "base/kustomization.yaml", "resources: [cni.yaml]\n")
+    write(repo / "base/cni.yaml", PRIVILEGED_POD)
+
+
+def test_alternative_namespace_definitions_are_named_not_picked(gen, repo: Path) -> None:
+    _alternative_overlays(repo)
+    run = gen("validate", ".")
+    assert run.code == 0, run.out  # judged by privileged: the privileged container stays a warning
+    assert findings(run.out) == [("base/cni.yaml:12", "namespace-definitions"), ("base/cni.yaml:12", "pod-security")]
+    assert 'overlays/privileged/namespace.yaml ("privileged")' in run.out
+    assert 'overlays/restricted/namespace.yaml ("restricted")' in run.out
+
+
+def test_the_definition_in_the_same_kustomization_wins(gen, repo: Path) -> None:
+    _alternative_overlays(repo)
+    write(repo / "overlays/restricted/cni.yaml", PRIVILEGED_POD)
+    write(repo / "overlays/restricted/kustomization.yaml", "resources: [namespace.yaml, cni.yaml]\n")
+    run = gen("validate", "overlays")
+    assert run.code == 1 and ("overlays/restricted/cni.yaml:12", "pod-security") in findings(run.out), run.out
+    assert 'error pod-security namespace istio-system enforces Pod Security "restricted"' in run.out
+    assert "namespace-definitions" not in run.out

@@ -276,3 +276,21 @@ def _namespace_of(kustomization: str) -> str | None:
     data = docs[0].data if docs else None
     namespace = data.get("namespace") if isinstance(data, dict) else None
     return namespace if isinstance(namespace, str) and namespace else None
+
+
+def kustomization_of(file: str, known: dict[str, str | None]) -> str | None:
+    """The directory of the kustomization nearest above file (as findings name it), if any;
+    known keeps what each directory gave."""
+    directory, seen = os.path.dirname(os.path.abspath(file)), []
+    while directory not in known:
+        seen.append(directory)
+        parent = os.path.dirname(directory)
+        if any(os.path.isfile(os.path.join(directory, name)) for name in KUSTOMIZATIONS):
+            known[directory] = directory
+        elif parent == directory:
+            known[directory] = None
+        else:
+            directory = parent
+    for below in seen:
+        known[below] = known[directory]
+    return known[directory]

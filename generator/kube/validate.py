@@ -715,11 +715,45 @@ def _names_a_kind(data: Any) -> bool:
     return isinstance(data, dict) and ("kind" in data or "apiVersion" in data)
 
 
-def _judged(deferred: list[Deferred], enforced: dict[str, str]) -> list[Problem]:
-    """The Pod Security findings, now that every Namespace among the inputs is known."""
+def _judged(deferred: list[Deferred], enforced: dict[str, list[tuple[str, str]]]) -> list[Problem]:
+    """The Pod Security findings, now that every Namespace among the inputs is known (enforced:
+    each namespace's levels, with the file defining each).
+
+    Alternative overlays may define one namespace twice with different levels: the definition
+    in the workload's own kustomization wins; without one, neither is picked silently: the
+    workload is judged by the least strict, and a warning names both.
+    """
     out = []
+    kustomizations: dict[str, str | None] = {}
+    warned: set[tuple[str, str]] = set()
     for namespace, violation, located in deferred:
-        finding = pod_security_finding(violation, namespace, enforced.get(namespace), own_output=False)
+        definitions = enforced.get(namespace, [])
+        levels = {level for level, _ in definitions}
+        if len(levels) > 1:
+            home = sources.kustomization_of(located.file, kustomizations)
+            own = [level for level, file in definitions if sources.kustomization_of(file, kustomizations) == home]
+            if home is not None and len(set(own)) == 1:
+                level: str | None = own[0]
+            else:
+                level = min(levels, key=lambda name: pod_security.LEVELS[name])
+                if (located.file, namespace) not in warned:
+                    warned.add((located.file, namespace))
+                    named = " and ".join(
+                        f"{file} ({shown(level_)})" for level_, file in sorted(definitions, key=lambda d: d[1])
+                    )
+                    out.append(
+                        replace(
+                            located,
+                            rule="namespace-definitions",
+                            severity=Severity.WARNING,
+                            message=f"namespace {namespace} is defined with different Pod Security levels by {named}; "
+                            f"judged by the least strict, {shown(level)}",
+                            hint="put the Namespace in the same kustomization as its workloads, or define it once",
+                        )
+                    )
+        else:
+            level = next(iter(levels), None)
+        finding = pod_security_finding(violation, namespace, level, own_output=False)
         if finding is not None:
             out.append(replace(located, severity=finding.severity, message=finding.message, hint=finding.hint))
     return out
@@ -777,7 +811,7 @@ def validate_paths(
         for i, result in zip(again, _validate_files([found[i] for i in again], validator), strict=True):
             results[i] = result
     _as_engines_apply(found, results, validator)
-    enforced: dict[str, str] = {}
+    enforced: dict[str, list[tuple[str, str]]] = {}
     deferred: list[Deferred] = []
     texts: dict[str, str] = {}
     judged: list[str] = []
@@ -788,7 +822,8 @@ def validate_paths(
             continue
         judged.append(name)
         problems += result.problems
-        enforced.update(result.enforced)
+        for namespace, level in result.enforced.items():
+            enforced.setdefault(namespace, []).append((level, name))
         deferred += result.deferred
         if result.text is not None:
             texts[name] = result.text
