@@ -14,6 +14,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import cache, partial
 from pathlib import Path as FsPath
@@ -32,6 +33,7 @@ from generator.kube import (
     coordination,
     core,
     crds,
+    kustomize,
     networking,
     node,
     objectmeta,
@@ -615,6 +617,7 @@ class _Gathered:
         self.definitions: list[Any] = []
         self.custom: set[tuple[str, str]] = set()
         self.flux: list[Any] = []
+        self.defined: list[tuple[str, str, str]] = []  # (namespace, level, file) of each Namespace
         self.holders: list[tuple[str, str, str]] = []
 
     def document(
@@ -698,6 +701,7 @@ class _Gathered:
             self.holders.append((str(data["kind"]), str(metadata.get("namespace", "")), str(metadata.get("name"))))
         if data.get("kind") == "Namespace" and (level := pod_security.enforced_level(data)):
             self.enforced[str((data.get("metadata") or {}).get("name"))] = level
+            self.defined.append((str((data.get("metadata") or {}).get("name")), level, doc.file))
         namespace = str((data.get("metadata") or {}).get("namespace"))
         self.deferred += [
             (namespace, v, replace(doc.problem((*prefix, *v.path), "pod-security", ""), about=about))
@@ -810,14 +814,16 @@ def validate_paths(
         again = [i for i, result in enumerate(results) if any(definitions.find(*kind) for kind in result.custom)]
         for i, result in zip(again, _validate_files([found[i] for i in again], validator), strict=True):
             results[i] = result
-    _as_engines_apply(found, results, validator)
+    engines = _as_engines_apply(found, results, validator)
+    built = _built(selected.skipped, found, results, validator, engines)
+    problems += built.problems
     enforced: dict[str, list[tuple[str, str]]] = {}
     deferred: list[Deferred] = []
     texts: dict[str, str] = {}
     judged: list[str] = []
     skipped = list(selected.skipped)
     for (_, name), result in zip(found, results, strict=True):
-        if result.not_manifest:
+        if result.not_manifest or name in built.unreferenced:
             skipped.append(name)
             continue
         judged.append(name)
@@ -827,11 +833,16 @@ def validate_paths(
         deferred += result.deferred
         if result.text is not None:
             texts[name] = result.text
+    for namespace, level, name in built.enforced:
+        enforced.setdefault(namespace, []).append((level, name))
+    deferred += built.deferred
     kept, silenced = suppressions.apply(problems + _judged(deferred, enforced), texts)
-    return Validated(kept, silenced, judged, len(skipped))
+    return Validated(kept, silenced, judged, len(skipped), built.summary)
 
 
-def _as_engines_apply(found: list[tuple[str, str]], results: list[FileResult], validator: ManifestValidator) -> None:
+def _as_engines_apply(
+    found: list[tuple[str, str]], results: list[FileResult], validator: ManifestValidator
+) -> dict[str, list[sources.Applied]]:
     """Judge again, as Flux and kustomize apply them, the files an engine changes: substituted
     by the Flux Kustomizations whose path holds them, in the namespace one puts them in. A
     file several apply is judged for each; a finding they share is said once."""
@@ -852,7 +863,7 @@ def _as_engines_apply(found: list[tuple[str, str]], results: list[FileResult], v
     engines = sources.engines(absolute, fluxes, holder)
     todo = [(i, applied) for i, file in enumerate(absolute) for applied in engines.get(file, [])]
     if not todo:
-        return
+        return engines
     judge = partial(_judge_applied, found=found, validator=validator)
     again: dict[int, list[FileResult]] = {}
     codec: parallel.Codec[FileResult] = parallel.Codec(_result_to_plain, _result_from_plain)
@@ -866,6 +877,106 @@ def _as_engines_apply(found: list[tuple[str, str]], results: list[FileResult], v
             enforced={k: v for r in judged for k, v in r.enforced.items()},
             deferred=list(dict.fromkeys(d for r in judged for d in r.deferred)),
         )
+    return engines
+
+
+class _Builds(NamedTuple):
+    """What building the kustomizations among the inputs gave: findings at their source lines,
+    Namespaces' levels (namespace, level, file) and deferred Pod Security checks; the files a
+    build left out (never applied); and a sentence for the summary."""
+
+    problems: list[Problem]
+    enforced: list[tuple[str, str, str]]
+    deferred: list[Deferred]
+    unreferenced: set[str]
+    summary: str
+
+
+def _built(
+    skipped: list[str],
+    found: list[tuple[str, str]],
+    results: list[FileResult],
+    validator: ManifestValidator,
+    engines: dict[str, list[sources.Applied]],
+) -> _Builds:
+    """Every kustomization among the inputs that no other includes, built by the real engine
+    and judged as built: the files it reads are judged through it (their own results give way
+    to it), the files beside it that it leaves out are never applied. Without an engine on
+    PATH, or for a remote base, the files are judged one by one and the summary says so."""
+    kustomizations = [name for name in skipped if os.path.basename(name) in files.KUSTOMIZATIONS]
+    if not kustomizations:
+        return _Builds([], [], [], set(), "")
+    command = kustomize.engine()
+    if command is None:
+        return _Builds([], [], [], set(), "kustomizations judged file by file (neither kustomize nor kubectl on PATH)")
+    names = {os.path.abspath(path): name for path, name in found}
+    index = {os.path.abspath(path): i for i, (path, _) in enumerate(found)}
+    shown = {os.path.dirname(os.path.abspath(name)): name for name in kustomizations}
+    gathered = _Gathered()
+    consumed: set[str] = set()
+    read: set[str] = set()
+    remote = built_count = 0
+    planned = [(root, *kustomize.closure(root)) for root in kustomize.roots(kustomizations)]
+    with ThreadPoolExecutor(
+        max_workers=max(1, parallel.workers(len(planned)))
+    ) as pool:  # each build waits on its engine
+        builds = list(
+            pool.map(lambda plan: None if plan[2] else kustomize.build(plan[0], command, shown[plan[0]]), planned)
+        )
+    for (root, directories, remote_bases), build in zip(planned, builds, strict=True):
+        name = shown[root]
+        if build is None:
+            remote += 1
+            gathered.problems.append(
+                Problem(
+                    name,
+                    1,
+                    1,
+                    "kustomize-remote",
+                    Severity.INFO,
+                    f"not built: it includes a remote base ({remote_bases[0]}), which gen never fetches; "
+                    "its files are judged one by one",
+                    "validate the output of `kustomize build` where the network is allowed",
+                )
+            )
+            continue
+        if build.problem is not None:
+            gathered.problems.append(build.problem)
+            continue
+        built_count += 1
+        read |= directories
+        kustomization_doc = load_file(os.path.join(root, os.path.basename(name)), name, kube=True)[0]
+        applied: list[sources.Applied | None] = [*engines.get(os.path.abspath(name), [])] or [None]
+        for data, source, doc in build.objects:
+            consumed.add(source)
+            where = doc or (kustomization_doc[0] if kustomization_doc else None)
+            if where is None or (source and source not in names and doc is not None):
+                continue  # a base outside the paths asked: judged where it is asked for
+            for each in applied:
+                gathered.document(where, data, validator, each if each and each.variables is not None else None)
+    for source in consumed & index.keys():
+        i = index[source]
+        results[i] = results[i]._replace(problems=[], enforced={}, deferred=[])
+    known: dict[str, str | None] = {}
+    unreferenced = {
+        name
+        for path, name in names.items()
+        if path not in consumed
+        and sources.kustomization_of(path, known) in read
+        and not results[index[path]].not_manifest
+    }
+    problems = list({replace(p, about=""): p for p in gathered.problems}.values())
+    how = " ".join(os.path.basename(part) for part in command)
+    summary = f"{built_count} kustomization{'s' if built_count != 1 else ''} built with {how}"
+    summary += f", {remote} not built (remote base)" if remote else ""
+    summary += (
+        f", {len(unreferenced)} file{'s' if len(unreferenced) != 1 else ''} no kustomization uses"
+        if unreferenced
+        else ""
+    )
+    return _Builds(
+        problems, list(dict.fromkeys(gathered.defined)), list(dict.fromkeys(gathered.deferred)), unreferenced, summary
+    )
 
 
 def _judge_applied(
@@ -911,6 +1022,7 @@ class Validated(NamedTuple):
     silenced: int
     files: list[str]
     skipped: int = 0
+    built: str = ""  # which kustomizations were built, and how
 
 
 def _result_to_plain(result: FileResult) -> tuple[Any, ...]:

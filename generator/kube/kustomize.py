@@ -1,0 +1,201 @@
+"""Kustomizations built by the real engine, each built object traced to the file it came from.
+
+`kustomize build` (or `kubectl kustomize`) is run on a wrapper kustomization in a temporary
+directory that names the user's as its one resource and asks for `originAnnotations`, so the
+user's files are never changed. The engine runs with an empty PATH and a proxy that leads
+nowhere: it cannot start git, helm or a plugin, nor reach the network; a kustomization that
+names a remote base is not built at all (said as an info), and what it holds is judged file
+by file.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from generator.files import KUSTOMIZATIONS, display_path
+from generator.problems import Problem, Severity
+from generator.yamlio.load import Document, YamlError, load_file, load_text, parse_yaml
+
+ORIGIN = "config.kubernetes.io/origin"
+BUILD_SECONDS = 60
+_REMOTE = ("://", "github.com/", "gitlab.com/", "bitbucket.org/", "git@", "git::")
+
+
+def engine() -> tuple[str, ...] | None:
+    """The command that builds a kustomization: kustomize, else kubectl's built-in one."""
+    if found := shutil.which("kustomize"):
+        return (found, "build")
+    if found := shutil.which("kubectl"):
+        return (found, "kustomize")
+    return None
+
+
+def kustomization_file(directory: str) -> str | None:
+    return next(
+        (os.path.join(directory, n) for n in KUSTOMIZATIONS if os.path.isfile(os.path.join(directory, n))), None
+    )
+
+
+@cache
+def _read(path: str) -> dict[str, Any]:
+    docs, _ = load_file(path, kube=True)
+    return docs[0].data if docs and isinstance(docs[0].data, dict) else {}
+
+
+def _entries(kustomization: dict[str, Any]) -> Iterator[str]:
+    """What a kustomization includes from elsewhere: resources, bases and components."""
+    for key in ("resources", "bases", "components"):
+        for entry in kustomization.get(key) or []:
+            if isinstance(entry, str):
+                yield entry
+
+
+def is_remote(entry: str) -> bool:
+    return entry.startswith(_REMOTE) or "://" in entry or "?ref=" in entry
+
+
+def closure(directory: str) -> tuple[set[str], list[str]]:
+    """The kustomization directories a build of directory reads (it among them), and the
+    remote bases any of them names."""
+    seen: set[str] = set()
+    remote: list[str] = []
+    pending = [directory]
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        file = kustomization_file(current)
+        if file is None:
+            continue
+        seen.add(current)
+        for entry in _entries(_read(file)):
+            if is_remote(entry):
+                remote.append(entry)
+            elif os.path.isdir(target := os.path.normpath(os.path.join(current, entry))):
+                pending.append(target)
+    return seen, remote
+
+
+def roots(kustomizations: list[str]) -> list[str]:
+    """The directories of the kustomizations (files) that no other among them includes: the
+    ones an engine builds; a Component is built only by what includes it. What only a
+    kustomization with a remote base includes (never built here) is built on its own."""
+    dirs = {os.path.dirname(os.path.abspath(k)): k for k in kustomizations}
+    included: set[str] = set()
+    for directory, file in dirs.items():
+        if closure(directory)[1]:
+            continue
+        for entry in _entries(_read(file)):
+            if not is_remote(entry):
+                included.add(os.path.normpath(os.path.join(directory, entry)))
+    return sorted(d for d, file in dirs.items() if d not in included and _read(file).get("kind") != "Component")
+
+
+@dataclass
+class Built:
+    """One kustomization's build: its objects, each with the file (absolute) it came from and
+    the document of that file it was written in; or why it was not built."""
+
+    directory: str
+    objects: list[tuple[Any, str, Document | None]]
+    problem: Problem | None = None
+
+
+def build(directory: str, command: tuple[str, ...], name: str) -> Built:
+    """directory's kustomization built (name: its file as findings name it)."""
+    with tempfile.TemporaryDirectory(prefix="gen-kustomize-") as wrapper:
+        resource = os.path.relpath(directory, wrapper)
+        with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as handle:
+            handle.write(f"resources:\n- {resource}\nbuildMetadata: [originAnnotations]\n")
+        nowhere = "http://127.0.0.1:9"
+        env = {"PATH": "", "HOME": wrapper, "HTTP_PROXY": nowhere, "HTTPS_PROXY": nowhere, "NO_PROXY": ""}
+        try:
+            done = subprocess.run(
+                [*command, wrapper], capture_output=True, text=True, env=env, timeout=BUILD_SECONDS, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired) as err:
+            return Built(directory, [], _build_problem(name, str(err)))
+        if done.returncode != 0:
+            return Built(directory, [], _build_problem(name, _reason(done.stderr)))
+        docs, problems = load_text(done.stdout, name, kube=True)
+        if problems:
+            return Built(directory, [], _build_problem(name, problems[0].message))
+        sources: dict[str, list[Document]] = {}
+        objects: list[tuple[Any, str, Document | None]] = []
+        for doc in docs:
+            data = doc.data
+            origin = _origin(data)
+            if origin is None:
+                objects.append((data, "", None))
+                continue
+            path, generated = origin
+            source = os.path.normpath(os.path.join(wrapper, path))
+            if source not in sources:
+                shown = display_path(source, os.getcwd())
+                sources[source] = [d for d in load_file(source, shown, kube=True)[0] if isinstance(d.data, dict)]
+            written = sources[source]
+            objects.append(
+                (data, source, (written[0] if written else None) if generated else _source_document(data, written))
+            )
+    return Built(directory, objects)
+
+
+def _reason(stderr: str) -> str:
+    """The engine's message, without kubectl's log prefix."""
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    last = lines[-1] if lines else "the build failed"
+    innermost = last.split('err="', 1)[-1].removesuffix('"').rsplit("': ", 1)[-1]
+    return innermost.replace(os.getcwd() + os.sep, "")
+
+
+def _build_problem(name: str, reason: str) -> Problem:
+    return Problem(
+        name,
+        1,
+        1,
+        "kustomize-build",
+        Severity.ERROR,
+        f"kustomize cannot build this kustomization: {reason}",
+        "the GitOps engine's build fails the same way: fix the kustomization",
+    )
+
+
+def _origin(data: Any) -> tuple[str, bool] | None:
+    """Where kustomize says a built object came from (a path from the wrapper; whether a
+    generator made it from the kustomization at that path), with the annotation removed."""
+    if not isinstance(data, dict) or not isinstance(data.get("metadata"), dict):
+        return None
+    annotations = data["metadata"].get("annotations")
+    if not isinstance(annotations, dict) or ORIGIN not in annotations:
+        return None
+    text = annotations.pop(ORIGIN)
+    if not annotations:
+        del data["metadata"]["annotations"]
+    try:
+        origin = parse_yaml(str(text))
+    except YamlError:
+        return None
+    if not isinstance(origin, dict):
+        return None
+    if isinstance(origin.get("configuredIn"), str):  # made by a generator the kustomization configures
+        return origin["configuredIn"], True
+    return (origin["path"], False) if isinstance(origin.get("path"), str) else None
+
+
+def _source_document(data: dict[str, Any], docs: list[Document]) -> Document | None:
+    """The document a built object was written as: the one of its kind, by its name before a
+    prefix or suffix was added."""
+    kind = data.get("kind")
+    name = str((data.get("metadata") or {}).get("name", ""))
+    same = [d for d in docs if d.data.get("kind") == kind]
+    if len(same) <= 1:
+        return same[0] if same else (docs[0] if len(docs) == 1 else None)
+    named = [d for d in same if str((d.data.get("metadata") or {}).get("name", "")) in name]
+    return max(named, key=lambda d: len(str((d.data.get("metadata") or {}).get("name", ""))), default=same[0])
