@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.kube import sources
+from generator.kube import kustomize, sources
 
 
 def write(path: Path, text: str) -> Path:
@@ -330,3 +330,72 @@ def test_the_definition_in_the_same_kustomization_wins(gen, repo: Path) -> None:
     assert run.code == 1 and ("overlays/restricted/cni.yaml:12", "pod-security") in findings(run.out), run.out
     assert 'error pod-security namespace istio-system enforces Pod Security "restricted"' in run.out
     assert "namespace-definitions" not in run.out
+
+
+# -- kustomize: judged as built
+
+BASE_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    spec:
+      containers:
+      - name: web
+        image: registry.example.com/web:1.0
+        ports:
+        - containerPort: 8080
+"""
+
+
+def _overlay(repo: Path) -> None:
+    write(repo / "base/kustomization.yaml", "resources: [deployment.yaml]\n")
+    write(repo / "base/deployment.yaml", BASE_DEPLOYMENT)  # no selector, no labels: the overlay adds them
+    write(
+        repo / "overlays/prod/kustomization.yaml",
+        "namespace: shop\nnamePrefix: prod-\nlabels:\n- pairs: {app: web}\n  includeSelectors: true\n"
+        "  includeTemplates: true\nresources: [../../base]\n",
+    )
+    write(repo / "scaffold/kustomization.yaml", "resources: []\n")
+    write(repo / "scaffold/unused.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: Not_Used}\n")
+
+
+@pytest.mark.skipif(kustomize.engine() is None, reason="neither kustomize nor kubectl on PATH")
+def test_a_base_is_judged_as_its_overlay_builds_it(gen, repo: Path) -> None:
+    _overlay(repo)
+    run = gen("validate", ".")
+    assert run.code == 0 and " error " not in run.out, run.out  # the selector the labels transformer adds
+    assert "kustomizations built with" in run.err and "1 file no kustomization uses" in run.err
+
+
+@pytest.mark.skipif(kustomize.engine() is None, reason="neither kustomize nor kubectl on PATH")
+def test_a_mistake_in_a_base_is_caught_at_its_source_line(gen, repo: Path) -> None:
+    _overlay(repo)
+    write(repo / "base/deployment.yaml", BASE_DEPLOYMENT.replace("containerPort: 8080", "containerPort: 80800"))
+    run = gen("validate", ".")
+    assert run.code == 1 and findings(run.out) == [("base/deployment.yaml:12", "k8s-port")], run.out
+
+
+@pytest.mark.skipif(kustomize.engine() is None, reason="neither kustomize nor kubectl on PATH")
+def test_a_remote_base_is_never_fetched(gen, repo: Path) -> None:
+    write(repo / "app/kustomization.yaml", "resources:\n- https://github.com/example/app//base?ref=v1\n- cm.yaml\n")
+    write(repo / "app/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n")
+    run = gen("validate", ".")
+    assert run.code == 0 and findings(run.out) == [("app/kustomization.yaml:1", "kustomize-remote")], run.out
+    assert "1 not built (remote base)" in run.err
+
+
+@pytest.mark.skipif(kustomize.engine() is None, reason="neither kustomize nor kubectl on PATH")
+def test_a_kustomization_the_engine_refuses_is_an_error(gen, repo: Path) -> None:
+    write(repo / "app/kustomization.yaml", "resources: [missing.yaml]\n")
+    run = gen("validate", ".")
+    assert run.code == 1 and findings(run.out) == [("app/kustomization.yaml:1", "kustomize-build")], run.out
+
+
+def test_without_an_engine_files_are_judged_one_by_one(gen, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "")
+    _overlay(repo)
+    run = gen("validate", ".")
+    assert "judged file by file (neither kustomize nor kubectl on PATH)" in run.err
