@@ -4,6 +4,7 @@ Through the real entry point."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -103,7 +104,9 @@ def test_a_typo_beside_encrypted_values_is_still_caught(gen, repo: Path) -> None
 
 
 def test_an_encrypted_value_is_opaque_a_plain_one_is_not() -> None:
-    body, opaque = sources.decrypted({"kind": "Secret", "data": {"a": "ENC[AES256_GCM,data:x,type:str]", "b": "!"}, "sops": {}})
+    body, opaque = sources.decrypted(
+        {"kind": "Secret", "data": {"a": "ENC[AES256_GCM,data:x,type:str]", "b": "!"}, "sops": {}}
+    )
     assert "sops" not in body and opaque == {("data", "a")}
 
 
@@ -223,7 +226,10 @@ def test_files_under_a_flux_path_are_judged_substituted(gen, repo: Path) -> None
 def test_a_mistake_in_a_substituted_file_is_caught_at_its_line(gen, repo: Path) -> None:
     _flux_repo(repo)
     write(repo / "apps/atuin/pvc.yaml", PVC.replace("${ACCESSMODES:=ReadWriteOnce}", "${ACCESSMODES:=ReadWriteOnly}"))
-    write(repo / "apps/atuin/deployment.yaml", DEPLOYMENT.replace("name: ${APP}\n  annotations", "name: ${APP}_x\n  annotations"))
+    write(
+        repo / "apps/atuin/deployment.yaml",
+        DEPLOYMENT.replace("name: ${APP}\n  annotations", "name: ${APP}_x\n  annotations"),
+    )
     run = gen("validate", ".")
     assert ("apps/atuin/pvc.yaml:6", "k8s-pvc") in findings(run.out), run.out
     assert ("apps/atuin/deployment.yaml:4", "k8s-name") in findings(run.out), run.out
@@ -279,10 +285,12 @@ def test_a_namespace_the_kustomization_renames_is_judged_renamed(gen, repo: Path
     assert gen("validate", ".").code == 0
     named = gen("validate", "apps/network/namespace.yaml")  # as pre-commit names it
     assert named.code == 0, named.out
-    write(repo / "apps/network/namespace.yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: _\n  labels: {a: -b}\n")
+    write(
+        repo / "apps/network/namespace.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: _\n  labels: {a: -b}\n",
+    )
     broken = gen("validate", ".")
     assert broken.code == 1 and [f[0] for f in findings(broken.out)] == ["apps/network/namespace.yaml:5"], broken.out
-
 
 
 # -- one namespace, several definitions
@@ -399,3 +407,34 @@ def test_without_an_engine_files_are_judged_one_by_one(gen, repo: Path, monkeypa
     _overlay(repo)
     run = gen("validate", ".")
     assert "judged file by file (neither kustomize nor kubectl on PATH)" in run.err
+
+
+# -- real repositories, as they are
+
+HOME_OPS = Path(__file__).parent / "realworld" / "sources" / "home-ops"
+
+
+@pytest.fixture
+def home_ops(repo: Path) -> Path:
+    """The excerpt as a repository of its own, with the clusters' feature gates in .gen.yaml."""
+    shutil.copytree(HOME_OPS, repo, dirs_exist_ok=True)
+    write(repo / ".gen.yaml", "featureGates:\n  HPAScaleToZero: true\n")
+    return repo
+
+
+def test_a_real_flux_repository_has_no_false_error(gen, home_ops: Path) -> None:
+    run = gen("validate", ".")
+    assert run.code == 0 and " error " not in run.out, run.out
+
+
+def test_planted_mistakes_in_a_real_flux_repository_are_caught_at_their_lines(gen, home_ops: Path) -> None:
+    pvc = home_ops / "kubernetes/components/kopiur/backup/pvc.yaml"
+    pvc.write_text(pvc.read_text().replace(":=ReadWriteOnce}", ":=ReadWriteOnly}"))
+    namespace = home_ops / "kubernetes/apps/default/namespace.yaml"
+    namespace.write_text(namespace.read_text().replace('admin-access: "true"', 'admin-access: "-true"'))
+    run = gen("validate", ".")
+    assert run.code == 1, run.out
+    assert [f for f in findings(run.out) if f[1] != "k8s-unknown-kind"] == [
+        ("kubernetes/apps/default/namespace.yaml:9", "k8s-label"),
+        ("kubernetes/components/kopiur/backup/pvc.yaml:8", "k8s-pvc"),
+    ], run.out
