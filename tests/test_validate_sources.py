@@ -375,7 +375,7 @@ def test_a_base_is_judged_as_its_overlay_builds_it(gen, repo: Path) -> None:
     _overlay(repo)
     run = gen("validate", ".")
     assert run.code == 0 and " error " not in run.out, run.out  # the selector the labels transformer adds
-    assert "kustomizations built with" in run.err and "1 file no kustomization uses" in run.err
+    assert "1 kustomization built with" in run.err and "1 file no kustomization uses" in run.err
 
 
 @pytest.mark.skipif(kustomize.engine() is None, reason="neither kustomize nor kubectl on PATH")

@@ -98,6 +98,35 @@ def roots(kustomizations: list[str]) -> list[str]:
     return sorted(d for d, file in dirs.items() if d not in included and _read(file).get("kind") != "Component")
 
 
+# A kustomization with no other key than these changes nothing in what it lists.
+_AS_WRITTEN_KEYS = frozenset({"apiVersion", "kind", "metadata", "resources", "sortOptions", "buildMetadata"})
+
+
+def as_written(directory: str) -> list[str] | None:
+    """The files (absolute) a kustomization includes when it only lists them, as gen's own
+    output does, directly or through kustomizations that only list theirs: its build is those
+    files as written. None when a transformer, generator or remote base may change them."""
+    file = kustomization_file(directory)
+    data = _read(file) if file is not None else {}
+    if file is None or data.get("kind") == "Component" or not data.keys() <= _AS_WRITTEN_KEYS:
+        return None
+    listed: list[str] = []
+    for entry in data.get("resources") or []:
+        if not isinstance(entry, str) or is_remote(entry):
+            return None
+        target = os.path.normpath(os.path.join(directory, entry))
+        if os.path.isdir(target):
+            below = as_written(target)
+            if below is None:
+                return None
+            listed += below
+        elif os.path.isfile(target):
+            listed.append(target)
+        else:
+            return None  # the engine says why it cannot build it
+    return listed
+
+
 @dataclass
 class Built:
     """One kustomization's build: its objects, each with the file (absolute) it came from and

@@ -66,6 +66,7 @@ class Applied:
     source: str  # who applies it, for messages: `Flux Kustomization default/atuin`
     variables: tuple[tuple[str, str | None], ...] | None = None
     namespace: str | None = None
+    flux: bool = False  # a Flux Kustomization's, applied after kustomize built its path
     names: dict[str, str | None] = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -262,7 +263,10 @@ def engines(
         for file in files:
             if any(_below(file, d) for d in dirs):
                 applied = Applied(
-                    f"Flux Kustomization {where}", variables, flux["targetNamespace"] or nearest_namespace(file)
+                    f"Flux Kustomization {where}",
+                    variables,
+                    flux["targetNamespace"] or nearest_namespace(file),
+                    flux=True,
                 )
                 found.setdefault(file, []).append(applied)
     for file in files:

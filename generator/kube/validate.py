@@ -913,13 +913,21 @@ def _built(
     index = {os.path.abspath(path): i for i, (path, _) in enumerate(found)}
     shown = {os.path.dirname(os.path.abspath(name)): name for name in kustomizations}
     gathered = _Gathered()
-    consumed: set[str] = set()
-    read: set[str] = set()
-    remote = built_count = 0
-    planned = [(root, *kustomize.closure(root)) for root in kustomize.roots(kustomizations)]
-    with ThreadPoolExecutor(
-        max_workers=max(1, parallel.workers(len(planned)))
-    ) as pool:  # each build waits on its engine
+    consumed: set[str] = set()  # files a build judged: their own results give way
+    used: set[str] = set()  # files some kustomization includes
+    read: set[str] = set()  # the kustomization directories of what was built or taken as written
+    remote = built_count = as_written = 0
+    planned = []
+    for root in kustomize.roots(kustomizations):
+        directories, remote_bases = kustomize.closure(root)
+        listed = None if remote_bases else kustomize.as_written(root)
+        if listed is not None:  # it lists files and changes nothing: judged as written, no build
+            as_written += 1
+            used.update(listed)
+            read |= directories
+        else:
+            planned.append((root, directories, remote_bases))
+    with ThreadPoolExecutor(max_workers=parallel.cpus()) as pool:  # each build waits on its engine
         builds = list(
             pool.map(lambda plan: None if plan[2] else kustomize.build(plan[0], command, shown[plan[0]]), planned)
         )
@@ -946,14 +954,15 @@ def _built(
         built_count += 1
         read |= directories
         kustomization_doc = load_file(os.path.join(root, os.path.basename(name)), name, kube=True)[0]
-        applied: list[sources.Applied | None] = [*engines.get(os.path.abspath(name), [])] or [None]
+        flux: list[sources.Applied | None] = [each for each in engines.get(os.path.abspath(name), []) if each.flux]
         for data, source, doc in build.objects:
             consumed.add(source)
             where = doc or (kustomization_doc[0] if kustomization_doc else None)
             if where is None or (source and source not in names and doc is not None):
                 continue  # a base outside the paths asked: judged where it is asked for
-            for each in applied:
-                gathered.document(where, data, validator, each if each and each.variables is not None else None)
+            for each in flux or [None]:
+                gathered.document(where, data, validator, each)
+    used |= consumed
     for source in consumed & index.keys():
         i = index[source]
         results[i] = results[i]._replace(problems=[], enforced={}, deferred=[])
@@ -961,13 +970,12 @@ def _built(
     unreferenced = {
         name
         for path, name in names.items()
-        if path not in consumed
-        and sources.kustomization_of(path, known) in read
-        and not results[index[path]].not_manifest
+        if path not in used and sources.kustomization_of(path, known) in read and not results[index[path]].not_manifest
     }
     problems = list({replace(p, about=""): p for p in gathered.problems}.values())
     how = " ".join(os.path.basename(part) for part in command)
     summary = f"{built_count} kustomization{'s' if built_count != 1 else ''} built with {how}"
+    summary += f", {as_written} judged as written (they only list files)" if as_written else ""
     summary += f", {remote} not built (remote base)" if remote else ""
     summary += (
         f", {len(unreferenced)} file{'s' if len(unreferenced) != 1 else ''} no kustomization uses"
