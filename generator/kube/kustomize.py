@@ -44,7 +44,8 @@ def kustomization_file(directory: str) -> str | None:
 
 
 @cache
-def _read(path: str) -> dict[str, Any]:
+def read(path: str) -> dict[str, Any]:
+    """A kustomization file's mapping (empty when it is none), read once per run."""
     docs, _ = load_file(path, kube=True)
     return docs[0].data if docs and isinstance(docs[0].data, dict) else {}
 
@@ -61,7 +62,25 @@ def is_remote(entry: str) -> bool:
     return entry.startswith(_REMOTE) or "://" in entry or "?ref=" in entry
 
 
-def closure(directory: str) -> tuple[set[str], list[str]]:
+_FILE_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+@cache
+def _names_in(directory: str) -> frozenset[str]:
+    """The files in directory: one read of it, not one stat per file a kustomization lists."""
+    try:
+        return frozenset(entry.name for entry in os.scandir(directory) if entry.is_file())
+    except OSError:
+        return frozenset()
+
+
+def _is_file(path: str) -> bool:
+    directory, name = os.path.split(path)
+    return name in _names_in(directory)
+
+
+@cache
+def closure(directory: str) -> tuple[frozenset[str], tuple[str, ...]]:
     """The kustomization directories a build of directory reads (it among them), and the
     remote bases any of them names."""
     seen: set[str] = set()
@@ -75,12 +94,14 @@ def closure(directory: str) -> tuple[set[str], list[str]]:
         if file is None:
             continue
         seen.add(current)
-        for entry in _entries(_read(file)):
+        for entry in _entries(read(file)):
             if is_remote(entry):
                 remote.append(entry)
-            elif os.path.isdir(target := os.path.normpath(os.path.join(current, entry))):
+            elif not entry.endswith(_FILE_SUFFIXES) and os.path.isdir(
+                target := os.path.normpath(os.path.join(current, entry))
+            ):
                 pending.append(target)
-    return seen, remote
+    return frozenset(seen), tuple(remote)
 
 
 def roots(kustomizations: list[str]) -> list[str]:
@@ -92,10 +113,10 @@ def roots(kustomizations: list[str]) -> list[str]:
     for directory, file in dirs.items():
         if closure(directory)[1]:
             continue
-        for entry in _entries(_read(file)):
+        for entry in _entries(read(file)):
             if not is_remote(entry):
                 included.add(os.path.normpath(os.path.join(directory, entry)))
-    return sorted(d for d, file in dirs.items() if d not in included and _read(file).get("kind") != "Component")
+    return sorted(d for d, file in dirs.items() if d not in included and read(file).get("kind") != "Component")
 
 
 # A kustomization with no other key than these changes nothing in what it lists.
@@ -107,7 +128,7 @@ def as_written(directory: str) -> list[str] | None:
     output does, directly or through kustomizations that only list theirs: its build is those
     files as written. None when a transformer, generator or remote base may change them."""
     file = kustomization_file(directory)
-    data = _read(file) if file is not None else {}
+    data = read(file) if file is not None else {}
     if file is None or data.get("kind") == "Component" or not data.keys() <= _AS_WRITTEN_KEYS:
         return None
     listed: list[str] = []
@@ -115,16 +136,19 @@ def as_written(directory: str) -> list[str] | None:
         if not isinstance(entry, str) or is_remote(entry):
             return None
         target = os.path.normpath(os.path.join(directory, entry))
-        if os.path.isdir(target):
-            below = as_written(target)
-            if below is None:
-                return None
-            listed += below
-        elif os.path.isfile(target):
+        if _is_file(target):
             listed.append(target)
+        elif os.path.isdir(target) and (below := as_written(target)) is not None:
+            listed += below
         else:
-            return None  # the engine says why it cannot build it
+            return None  # it transforms, or the engine says why it cannot build it
     return listed
+
+
+def forget() -> None:
+    """Read the kustomizations afresh: a process may validate again after files changed."""
+    for cached in (read, _names_in, closure):
+        cached.cache_clear()
 
 
 @dataclass

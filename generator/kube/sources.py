@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generator.files import KUSTOMIZATIONS
-from generator.kube import scope
+from generator.kube import kustomize, scope
 from generator.kube.findings import Finding, Path
 from generator.yamlio.kube_scalars import plain_value
-from generator.yamlio.load import load_file
 
 SOPS_KEY = "sops"
 # A value SOPS encrypted: `ENC[AES256_GCM,data:…,iv:…,tag:…,type:str]`
@@ -269,16 +268,18 @@ def engines(
                     flux=True,
                 )
                 found.setdefault(file, []).append(applied)
+    by_directory: dict[str, str | None] = {}  # files are many, their directories few
     for file in files:
-        if file not in found and (namespace := nearest_namespace(file)):
+        directory = os.path.dirname(file)
+        if directory not in by_directory:
+            by_directory[directory] = nearest_namespace(file)
+        if file not in found and (namespace := by_directory[directory]):
             found[file] = [Applied("kustomization", None, namespace)]
     return found
 
 
 def _namespace_of(kustomization: str) -> str | None:
-    docs, _ = load_file(kustomization, kube=True)
-    data = docs[0].data if docs else None
-    namespace = data.get("namespace") if isinstance(data, dict) else None
+    namespace = kustomize.read(kustomization).get("namespace")
     return namespace if isinstance(namespace, str) and namespace else None
 
 

@@ -814,8 +814,10 @@ def validate_paths(
         again = [i for i, result in enumerate(results) if any(definitions.find(*kind) for kind in result.custom)]
         for i, result in zip(again, _validate_files([found[i] for i in again], validator), strict=True):
             results[i] = result
-    engines = _as_engines_apply(found, results, validator)
-    built = _built(selected.skipped, found, results, validator, engines)
+    absolute = [os.path.abspath(path) for path, _ in found]
+    kustomize.forget()  # kustomizations are read afresh each run
+    engines = _as_engines_apply(found, absolute, results, validator)
+    built = _built(selected.skipped, found, absolute, results, validator, engines)
     problems += built.problems
     enforced: dict[str, list[tuple[str, str]]] = {}
     deferred: list[Deferred] = []
@@ -841,12 +843,11 @@ def validate_paths(
 
 
 def _as_engines_apply(
-    found: list[tuple[str, str]], results: list[FileResult], validator: ManifestValidator
+    found: list[tuple[str, str]], absolute: list[str], results: list[FileResult], validator: ManifestValidator
 ) -> dict[str, list[sources.Applied]]:
     """Judge again, as Flux and kustomize apply them, the files an engine changes: substituted
     by the Flux Kustomizations whose path holds them, in the namespace one puts them in. A
     file several apply is judged for each; a finding they share is said once."""
-    absolute = [os.path.abspath(path) for path, _ in found]
     fluxes = [(file, flux) for file, result in zip(absolute, results, strict=True) for flux in result.flux]
     holders = {
         (kind, name): [
@@ -895,6 +896,7 @@ class _Builds(NamedTuple):
 def _built(
     skipped: list[str],
     found: list[tuple[str, str]],
+    absolute: list[str],
     results: list[FileResult],
     validator: ManifestValidator,
     engines: dict[str, list[sources.Applied]],
@@ -909,8 +911,8 @@ def _built(
     command = kustomize.engine()
     if command is None:
         return _Builds([], [], [], set(), "kustomizations judged file by file (neither kustomize nor kubectl on PATH)")
-    names = {os.path.abspath(path): name for path, name in found}
-    index = {os.path.abspath(path): i for i, (path, _) in enumerate(found)}
+    names = {path: name for path, (_, name) in zip(absolute, found, strict=True)}
+    index = {path: i for i, path in enumerate(absolute)}
     shown = {os.path.dirname(os.path.abspath(name)): name for name in kustomizations}
     gathered = _Gathered()
     consumed: set[str] = set()  # files a build judged: their own results give way
