@@ -161,8 +161,10 @@ class Built:
     problem: Problem | None = None
 
 
-def build(directory: str, command: tuple[str, ...], name: str) -> Built:
-    """directory's kustomization built (name: its file as findings name it)."""
+def build(directory: str, command: tuple[str, ...], name: str, read_before: dict[str, list[Document]]) -> Built:
+    """directory's kustomization built (name: its file as findings name it); read_before
+    keeps the source files read for any build of the run, with the positions worked out for
+    their findings, so a base many overlays build is read once."""
     with tempfile.TemporaryDirectory(prefix="gen-kustomize-") as wrapper:
         resource = os.path.relpath(directory, wrapper)
         with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as handle:
@@ -180,7 +182,7 @@ def build(directory: str, command: tuple[str, ...], name: str) -> Built:
         docs, problems = load_text(done.stdout, name, kube=True)
         if problems:
             return Built(directory, [], _build_problem(name, problems[0].message))
-        sources: dict[str, list[Document]] = {}
+        sources = read_before
         objects: list[tuple[Any, str, Document | None]] = []
         for doc in docs:
             data = doc.data

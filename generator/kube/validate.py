@@ -929,9 +929,14 @@ def _built(
             read |= directories
         else:
             planned.append((root, directories, remote_bases))
+    read_before: dict[str, list[Document]] = {}
+    judged_before: set[tuple[str, int, str, tuple[sources.Applied | None, ...]]] = set()
     with ThreadPoolExecutor(max_workers=parallel.cpus()) as pool:  # each build waits on its engine
         builds = list(
-            pool.map(lambda plan: None if plan[2] else kustomize.build(plan[0], command, shown[plan[0]]), planned)
+            pool.map(
+                lambda plan: None if plan[2] else kustomize.build(plan[0], command, shown[plan[0]], read_before),
+                planned,
+            )
         )
     for (root, directories, remote_bases), build in zip(planned, builds, strict=True):
         name = shown[root]
@@ -962,6 +967,10 @@ def _built(
             where = doc or (kustomization_doc[0] if kustomization_doc else None)
             if where is None or (source and source not in names and doc is not None):
                 continue  # a base outside the paths asked: judged where it is asked for
+            same = (where.file, where.index, json.dumps(data, sort_keys=True, default=str), tuple(flux))
+            if same in judged_before:
+                continue  # a base several overlays build alike: judged once
+            judged_before.add(same)
             for each in flux or [None]:
                 gathered.document(where, data, validator, each)
     used |= consumed
