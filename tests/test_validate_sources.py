@@ -438,3 +438,28 @@ def test_planted_mistakes_in_a_real_flux_repository_are_caught_at_their_lines(ge
         ("kubernetes/apps/default/namespace.yaml:9", "k8s-label"),
         ("kubernetes/components/kopiur/backup/pvc.yaml:8", "k8s-pvc"),
     ], run.out
+
+
+def test_kustomize_vars_of_a_kustomization_not_built_are_opaque(gen, repo: Path) -> None:
+    write(
+        repo / "env/kustomization.yaml",
+        "resources:\n- https://github.com/example/crds?ref=v1\n- ../base\nvars:\n- name: app-name\n"
+        "  objref: {apiVersion: v1, kind: ConfigMap, name: install-config}\n  fieldref: {fieldPath: data.appName}\n",
+    )
+    write(repo / "base/kustomization.yaml", "resources: [application.yaml, config.yaml]\n")
+    write(
+        repo / "base/config.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: install-config}\ndata: {appName: p}\n",
+    )
+    write(
+        repo / "base/application.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: $(app-name)\nspec:\n  ports: [{port: 80}]\n",
+    )
+    run = gen("validate", ".")
+    assert run.code == 0 and " error " not in run.out, run.out
+    write(
+        repo / "base/application.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: $(app-nam)\nspec:\n  ports: [{port: 80}]\n",
+    )
+    typo = gen("validate", ".")  # a name no var declares stays what kustomize leaves it: the literal text
+    assert typo.code == 1 and ("base/application.yaml:4", "k8s-name") in findings(typo.out), typo.out

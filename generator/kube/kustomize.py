@@ -58,6 +58,18 @@ def _entries(kustomization: dict[str, Any]) -> Iterator[str]:
                 yield entry
 
 
+def variables(directories: frozenset[str]) -> frozenset[str]:
+    """The names of the `vars` the kustomizations in directories declare (kustomize replaces
+    `$(NAME)` with them in everything the build holds)."""
+    return frozenset(
+        str(var["name"])
+        for directory in directories
+        if (file := kustomization_file(directory)) is not None
+        for var in read(file).get("vars") or []
+        if isinstance(var, dict) and "name" in var
+    )
+
+
 def is_remote(entry: str) -> bool:
     return entry.startswith(_REMOTE) or "://" in entry or "?ref=" in entry
 
@@ -178,7 +190,7 @@ def build(directory: str, command: tuple[str, ...], name: str, read_before: dict
         except (OSError, subprocess.TimeoutExpired) as err:
             return Built(directory, [], _build_problem(name, str(err)))
         if done.returncode != 0:
-            return Built(directory, [], _build_problem(name, _reason(done.stderr)))
+            return Built(directory, [], _build_problem(name, _reason(done.stderr, directory)))
         docs, problems = load_text(done.stdout, name, kube=True)
         if problems:
             return Built(directory, [], _build_problem(name, problems[0].message))
@@ -202,12 +214,13 @@ def build(directory: str, command: tuple[str, ...], name: str, read_before: dict
     return Built(directory, objects)
 
 
-def _reason(stderr: str) -> str:
-    """The engine's message, without kubectl's log prefix."""
+def _reason(stderr: str, directory: str) -> str:
+    """The engine's message about directory's kustomization: without kubectl's log prefix,
+    the wrapper's layer, and directory's path before the files it names."""
     lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
-    last = lines[-1] if lines else "the build failed"
-    innermost = last.split('err="', 1)[-1].removesuffix('"').rsplit("': ", 1)[-1]
-    return innermost.replace(os.getcwd() + os.sep, "")
+    reason = (lines[-1] if lines else "the build failed").split('err="', 1)[-1].removesuffix('"')
+    reason = reason.split(f"recursed accumulation of path '{directory}': ", 1)[-1]
+    return reason.replace(directory + os.sep, "").replace(os.getcwd() + os.sep, "")
 
 
 def _build_problem(name: str, reason: str) -> Problem:

@@ -66,6 +66,7 @@ class Applied:
     variables: tuple[tuple[str, str | None], ...] | None = None
     namespace: str | None = None
     flux: bool = False  # a Flux Kustomization's, applied after kustomize built its path
+    kustomize_vars: frozenset[str] = frozenset()  # `vars` a kustomization not built would replace
     names: dict[str, str | None] = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -143,6 +144,19 @@ def beside(findings: list[Finding], opaque: frozenset[Path]) -> list[Finding]:
     if not opaque:
         return findings
     return [f for f in findings if not any(f.path[: len(path)] == path for path in opaque)]
+
+
+_KUSTOMIZE_VAR = re.compile(r"\$\(([^()$]+)\)")
+
+
+def kustomize_var_paths(data: Any, names: frozenset[str]) -> frozenset[Path]:
+    """The paths of string values that use one of a kustomization's `vars` (`$(NAME)`), which
+    kustomize replaces when it builds."""
+    return frozenset(
+        path
+        for path, value in _scalars(data)
+        if isinstance(value, str) and "$(" in value and any(n in names for n in _KUSTOMIZE_VAR.findall(value))
+    )
 
 
 def in_namespace(data: dict[str, Any], namespace: str) -> dict[str, Any]:

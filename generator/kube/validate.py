@@ -634,6 +634,8 @@ class _Gathered:
         if sops:
             data, encrypted = sources.decrypted(data)
             opaque |= encrypted
+        if applied is not None and applied.kustomize_vars:
+            opaque |= sources.kustomize_var_paths(data, applied.kustomize_vars)
         for prefix, obj in validator.objects(data):
             within = frozenset(path[len(prefix) :] for path in opaque if path[: len(prefix)] == prefix)
             if (
@@ -908,11 +910,13 @@ def _built(
     kustomizations = [name for name in skipped if os.path.basename(name) in files.KUSTOMIZATIONS]
     if not kustomizations:
         return _Builds([], [], [], set(), "")
-    command = kustomize.engine()
-    if command is None:
-        return _Builds([], [], [], set(), "kustomizations judged file by file (neither kustomize nor kubectl on PATH)")
     names = {path: name for path, (_, name) in zip(absolute, found, strict=True)}
     index = {path: i for i, path in enumerate(absolute)}
+    command = kustomize.engine()
+    if command is None:
+        unbuilt = [kustomize.closure(root)[0] for root in kustomize.roots(kustomizations)]
+        _with_kustomize_vars(unbuilt, absolute, found, results, validator, engines)
+        return _Builds([], [], [], set(), "kustomizations judged file by file (neither kustomize nor kubectl on PATH)")
     shown = {os.path.dirname(os.path.abspath(name)): name for name in kustomizations}
     gathered = _Gathered()
     consumed: set[str] = set()  # files a build judged: their own results give way
@@ -974,6 +978,8 @@ def _built(
             for each in flux or [None]:
                 gathered.document(where, data, validator, each)
     used |= consumed
+    unbuilt = [directories for (_, directories, _), build in zip(planned, builds, strict=True) if build is None]
+    _with_kustomize_vars(unbuilt, absolute, found, results, validator, engines)
     for source in consumed & index.keys():
         i = index[source]
         results[i] = results[i]._replace(problems=[], enforced={}, deferred=[])
@@ -996,6 +1002,34 @@ def _built(
     return _Builds(
         problems, list(dict.fromkeys(gathered.defined)), list(dict.fromkeys(gathered.deferred)), unreferenced, summary
     )
+
+
+def _with_kustomize_vars(
+    unbuilt: list[frozenset[str]],
+    absolute: list[str],
+    found: list[tuple[str, str]],
+    results: list[FileResult],
+    validator: ManifestValidator,
+    engines: dict[str, list[sources.Applied]],
+) -> None:
+    """Judge again the files of kustomizations that were not built (each given by the
+    kustomization directories its build would read) whose `vars` they use: kustomize would
+    replace `$(NAME)`, so those values are opaque. Files a Flux Kustomization applies keep its
+    judgement."""
+    known: dict[str, str | None] = {}
+    todo: list[tuple[int, sources.Applied]] = []
+    for directories in unbuilt:
+        declared = kustomize.variables(directories)
+        if not declared:
+            continue
+        applied = sources.Applied("kustomization", kustomize_vars=declared)
+        todo += [
+            (i, applied)
+            for i, path in enumerate(absolute)
+            if path not in engines and sources.kustomization_of(path, known) in directories
+        ]
+    for (i, _), result in zip(todo, map(partial(_judge_applied, found=found, validator=validator), todo), strict=True):
+        results[i] = result
 
 
 def _judge_applied(
