@@ -463,3 +463,22 @@ def test_kustomize_vars_of_a_kustomization_not_built_are_opaque(gen, repo: Path)
     )
     typo = gen("validate", ".")  # a name no var declares stays what kustomize leaves it: the literal text
     assert typo.code == 1 and ("base/application.yaml:4", "k8s-name") in findings(typo.out), typo.out
+
+
+def test_a_flux_path_without_a_kustomization_gives_only_what_its_kustomizations_include(gen, repo: Path) -> None:
+    """cluster-apps (path ./apps, no kustomization there, no postBuild) applies the apps'
+    Flux Kustomizations, not their app/ directories: those are substituted by the app's own."""
+    write(
+        repo / "cluster/apps.yaml",
+        FLUX_KS.replace("name: atuin", "name: cluster-apps")
+        .replace("./apps/atuin", "./apps")
+        .split("  targetNamespace")[0],
+    )
+    write(repo / "apps/network/kustomization.yaml", "namespace: network\nresources: [web/ks.yaml]\n")
+    write(repo / "apps/network/web/ks.yaml", FLUX_KS.replace("./apps/atuin", "./apps/network/web/app"))
+    write(repo / "apps/network/web/app/kustomization.yaml", "resources: [pvc.yaml]\n")
+    write(repo / "apps/network/web/app/pvc.yaml", PVC.replace("name: ${APP}", "name: ${DOMAIN/./-}"))
+    write(repo / "cluster/settings.yaml", SETTINGS)
+    run = gen("validate", ".")
+    assert run.code == 0 and " error " not in run.out, run.out
+    assert ("apps/network/web/app/pvc.yaml:4", "flux-substitution") in findings(run.out)

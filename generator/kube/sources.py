@@ -267,14 +267,22 @@ def engines(
         return namespaces[directory]
 
     found: dict[str, list[Applied]] = {}
+    kustomization_dirs: dict[str, str | None] = {}
+    kustomizations = [os.path.dirname(f) for f in files if os.path.basename(f) in KUSTOMIZATIONS]
     for defined_in, flux in fluxes:
         root = source_root(os.path.dirname(defined_in))
         path = os.path.normpath(os.path.join(root, flux["path"]))
         dirs = [path, *(os.path.normpath(os.path.join(path, c)) for c in flux["components"])]
+        built = _flux_builds(dirs, kustomizations)
         variables = flux_variables(flux, holder)
         where = f"{flux['namespace']}/{flux['name']}" if flux["namespace"] else flux["name"]
         for file in files:
-            if any(_below(file, d) for d in dirs):
+            if any(_below(file, d) for d in dirs) and (
+                (home := kustomization_of(file, kustomization_dirs)) in built
+                or home is None
+                or not any(_below(home, d) for d in dirs)
+                or file.endswith(KUSTOMIZATIONS)
+            ):
                 applied = Applied(
                     f"Flux Kustomization {where}",
                     variables,
@@ -290,6 +298,22 @@ def engines(
         if file not in found and (namespace := by_directory[directory]):
             found[file] = [Applied("kustomization", None, namespace)]
     return found
+
+
+def _flux_builds(dirs: list[str], kustomizations: list[str]) -> frozenset[str]:
+    """The kustomization directories a Flux Kustomization's build reads: from its path's (and
+    components') kustomizations; where a path has none, Flux generates one that takes the files
+    below and the topmost kustomizations below, each as its build includes."""
+    built: set[str] = set()
+    for directory in dirs:
+        if kustomize.kustomization_file(directory) is not None:
+            built |= kustomize.closure(directory)[0]
+            continue
+        below = [k for k in kustomizations if _below(k, directory)]
+        for top in below:
+            if not any(other != top and _below(top, other) for other in below):
+                built |= kustomize.closure(top)[0]
+    return frozenset(built)
 
 
 def _namespace_of(kustomization: str) -> str | None:

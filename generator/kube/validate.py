@@ -651,10 +651,15 @@ class _Gathered:
                         doc.problem(
                             (*prefix, *sorted(unknown_paths)[0]),
                             "flux-substitution",
-                            f"{', '.join(unknown)}: not set by {applied.source} among the inputs; "
-                            "the values that use them are not checked",
+                            f"{', '.join(unknown)}: "
+                            + (
+                                "encrypted where "
+                                if all(applied.names.get(name, "") is None for name in unknown)
+                                else "not known to gen from "
+                            )
+                            + f"{applied.source}'s postBuild; the values that use them are not checked",
                             severity=Severity.INFO,
-                            hint="put the ConfigMap or Secret it substitutes from among the files validated",
+                            hint="a ConfigMap or Secret it substitutes from among the files validated makes them known",
                         )
                     )
             if applied is not None and applied.namespace and isinstance(obj, dict):
@@ -818,7 +823,10 @@ def validate_paths(
             results[i] = result
     absolute = [os.path.abspath(path) for path, _ in found]
     kustomize.forget()  # kustomizations are read afresh each run
-    engines = _as_engines_apply(found, absolute, results, validator)
+    kustomizations = [
+        os.path.abspath(name) for name in selected.skipped if os.path.basename(name) in files.KUSTOMIZATIONS
+    ]
+    engines = _as_engines_apply(found, absolute, results, validator, kustomizations)
     built = _built(selected.skipped, found, absolute, results, validator, engines)
     problems += built.problems
     enforced: dict[str, list[tuple[str, str]]] = {}
@@ -845,11 +853,16 @@ def validate_paths(
 
 
 def _as_engines_apply(
-    found: list[tuple[str, str]], absolute: list[str], results: list[FileResult], validator: ManifestValidator
+    found: list[tuple[str, str]],
+    absolute: list[str],
+    results: list[FileResult],
+    validator: ManifestValidator,
+    kustomizations: list[str],
 ) -> dict[str, list[sources.Applied]]:
     """Judge again, as Flux and kustomize apply them, the files an engine changes: substituted
     by the Flux Kustomizations whose path holds them, in the namespace one puts them in. A
-    file several apply is judged for each; a finding they share is said once."""
+    file several apply is judged for each; a finding they share is said once. What applies to
+    each of the kustomizations (files) is returned too, for their builds."""
     fluxes = [(file, flux) for file, result in zip(absolute, results, strict=True) for flux in result.flux]
     holders = {
         (kind, name): [
@@ -863,7 +876,7 @@ def _as_engines_apply(
         places = sorted(holders.get((kind, name), []), key=lambda place: place[0] != namespace)
         return _holder_data(found[places[0][1]], kind, name) if places else None
 
-    engines = sources.engines(absolute, fluxes, holder)
+    engines = sources.engines([*absolute, *kustomizations], fluxes, holder)  # a kustomization: what its build is given
     todo = [(i, applied) for i, file in enumerate(absolute) for applied in engines.get(file, [])]
     if not todo:
         return engines
