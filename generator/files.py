@@ -112,9 +112,9 @@ def _tool_file(path: str) -> bool:
     directory, name = os.path.split(path)
     if name.startswith(".") or _NOT_MANIFEST_NAME.match(name):
         return True
-    return not os.path.isabs(path) and any(
-        part.startswith(".") and part not in (".", "..") for part in directory.split("/")
-    )
+    if not (directory.startswith(".") or "/." in directory) or os.path.isabs(path):
+        return False  # the common case, without splitting the path
+    return any(part.startswith(".") and part not in (".", "..") for part in directory.split("/"))
 
 
 def _is_fragment(directory: str) -> bool:

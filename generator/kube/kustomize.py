@@ -147,7 +147,9 @@ def as_written(directory: str) -> list[str] | None:
     for entry in data.get("resources") or []:
         if not isinstance(entry, str) or is_remote(entry):
             return None
-        target = os.path.normpath(os.path.join(directory, entry))
+        target = os.path.join(directory, entry.removeprefix("./"))
+        if "/./" in target or "/../" in target:
+            target = os.path.normpath(target)  # only where the entry climbs: most name a file below
         if _is_file(target):
             listed.append(target)
         elif os.path.isdir(target) and (below := as_written(target)) is not None:

@@ -821,7 +821,8 @@ def validate_paths(
         again = [i for i, result in enumerate(results) if any(definitions.find(*kind) for kind in result.custom)]
         for i, result in zip(again, _validate_files([found[i] for i in again], validator), strict=True):
             results[i] = result
-    absolute = [os.path.abspath(path) for path, _ in found]
+    here = os.getcwd()  # once: os.path.abspath asks for it per path
+    absolute = [os.path.normpath(os.path.join(here, path)) for path, _ in found]
     kustomize.forget()  # kustomizations are read afresh each run
     kustomizations = [
         os.path.abspath(name) for name in selected.skipped if os.path.basename(name) in files.KUSTOMIZATIONS
@@ -864,13 +865,10 @@ def _as_engines_apply(
     file several apply is judged for each; a finding they share is said once. What applies to
     each of the kustomizations (files) is returned too, for their builds."""
     fluxes = [(file, flux) for file, result in zip(absolute, results, strict=True) for flux in result.flux]
-    holders = {
-        (kind, name): [
-            (namespace, i) for i, r in enumerate(results) for k, namespace, n in r.holders if (k, n) == (kind, name)
-        ]
-        for i, result in enumerate(results)
-        for kind, _, name in result.holders
-    }
+    holders: dict[tuple[str, str], list[tuple[str, int]]] = {}
+    for i, result in enumerate(results if fluxes else ()):  # only substituteFrom reads them
+        for kind, namespace, name in result.holders:
+            holders.setdefault((kind, name), []).append((namespace, i))
 
     def holder(kind: str, namespace: str, name: str) -> dict[str, str | None] | None:
         places = sorted(holders.get((kind, name), []), key=lambda place: place[0] != namespace)
