@@ -482,3 +482,30 @@ def test_a_flux_path_without_a_kustomization_gives_only_what_its_kustomizations_
     run = gen("validate", ".")
     assert run.code == 0 and " error " not in run.out, run.out
     assert ("apps/network/web/app/pvc.yaml:4", "flux-substitution") in findings(run.out)
+
+
+@pytest.mark.skipif(kustomize.engine() is None, reason="neither kustomize nor kubectl on PATH")
+def test_a_base_only_a_remote_overlay_includes_is_built_with_its_namespace(gen, repo: Path) -> None:
+    write(
+        repo / "overlay/kustomization.yaml",
+        "namespace: trainer\nresources:\n- ../rbac\n- https://example.com/jobset.yaml\n",
+    )
+    write(repo / "rbac/kustomization.yaml", "resources: [binding.yaml, account.yaml]\n")
+    write(repo / "rbac/account.yaml", "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: manager}\n")
+    write(
+        repo / "rbac/binding.yaml",
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: manager}\n"
+        "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: manager}\n"
+        "subjects:\n- kind: ServiceAccount\n  name: manager\n",
+    )
+    run = gen("validate", ".")  # the subject's namespace is the overlay's, as kustomize sets it
+    assert run.code == 0 and " error " not in run.out, run.out
+
+
+def test_a_namespace_without_an_enforce_label_is_an_alternative_too(gen, repo: Path) -> None:
+    _alternative_overlays(repo)
+    write(
+        repo / "overlays/privileged/namespace.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: istio-system}\n"
+    )
+    run = gen("validate", ".")
+    assert run.code == 0 and ("base/cni.yaml:12", "namespace-definitions") in findings(run.out), run.out

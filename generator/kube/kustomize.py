@@ -10,6 +10,7 @@ by file.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -131,6 +132,36 @@ def roots(kustomizations: list[str]) -> list[str]:
     return sorted(d for d, file in dirs.items() if d not in included and read(file).get("kind") != "Component")
 
 
+# What a kustomization's build sets on all it includes: a base that only a kustomization with a
+# remote base includes is built with these of its includer's, as the includer would set them.
+_INHERITED_KEYS = ("namespace", "commonLabels", "labels", "commonAnnotations")
+
+
+def inherited(root: str, kustomizations: list[str]) -> dict[str, Any]:
+    """What the nearest kustomizations including root that are not built (they have a remote
+    base) set on everything they include, the nearest's value for each key."""
+    dirs = [os.path.dirname(os.path.abspath(k)) for k in kustomizations]
+    found: dict[str, Any] = {}
+    pending, seen = [root], {root}
+    while pending:
+        current = pending.pop(0)
+        for directory in sorted(dirs):
+            file = kustomization_file(directory)
+            if file is None or directory in seen or not closure(directory)[1]:
+                continue
+            data = read(file)
+            if any(
+                not is_remote(entry) and os.path.normpath(os.path.join(directory, entry)) == current
+                for entry in _entries(data)
+            ):
+                seen.add(directory)
+                pending.append(directory)
+                for key in _INHERITED_KEYS:
+                    if key in data and key not in found:
+                        found[key] = data[key]
+    return found
+
+
 # A kustomization with no other key than these changes nothing in what it lists.
 _AS_WRITTEN_KEYS = frozenset({"apiVersion", "kind", "metadata", "resources", "sortOptions", "buildMetadata"})
 
@@ -175,14 +206,23 @@ class Built:
     problem: Problem | None = None
 
 
-def build(directory: str, command: tuple[str, ...], name: str, read_before: dict[str, list[Document]]) -> Built:
+def build(
+    directory: str,
+    command: tuple[str, ...],
+    name: str,
+    read_before: dict[str, list[Document]],
+    settings: dict[str, Any] | None = None,
+) -> Built:
     """directory's kustomization built (name: its file as findings name it); read_before
     keeps the source files read for any build of the run, with the positions worked out for
-    their findings, so a base many overlays build is read once."""
+    their findings, so a base many overlays build is read once; settings, what the wrapper
+    sets on all it builds (see inherited)."""
     with tempfile.TemporaryDirectory(prefix="gen-kustomize-") as wrapper:
         resource = os.path.relpath(directory, wrapper)
         with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as handle:
             handle.write(f"resources:\n- {resource}\nbuildMetadata: [originAnnotations]\n")
+            for key, value in (settings or {}).items():
+                handle.write(f"{key}: {json.dumps(value)}\n")  # JSON is YAML
         nowhere = "http://127.0.0.1:9"
         env = {"PATH": "", "HOME": wrapper, "HTTP_PROXY": nowhere, "HTTPS_PROXY": nowhere, "NO_PROXY": ""}
         try:

@@ -706,7 +706,10 @@ class _Gathered:
         if data.get("kind") in ("ConfigMap", "Secret") and data.get("apiVersion") == "v1":
             metadata = data.get("metadata") or {}
             self.holders.append((str(data["kind"]), str(metadata.get("namespace", "")), str(metadata.get("name"))))
-        if data.get("kind") == "Namespace" and (level := pod_security.enforced_level(data)):
+        if data.get("kind") == "Namespace" and data.get("apiVersion") == "v1":
+            # without an enforce label, Pod Security admits anything: privileged (a second
+            # definition of the namespace that enforces more is then an alternative, not the truth)
+            level = pod_security.enforced_level(data) or "privileged"
             self.enforced[str((data.get("metadata") or {}).get("name"))] = level
             self.defined.append((str((data.get("metadata") or {}).get("name")), level, doc.file))
         namespace = str((data.get("metadata") or {}).get("namespace"))
@@ -926,7 +929,8 @@ def _built(
     command = kustomize.engine()
     if command is None:
         unbuilt = [kustomize.closure(root)[0] for root in kustomize.roots(kustomizations)]
-        _with_kustomize_vars(unbuilt, absolute, found, results, validator, engines)
+        declared = kustomize.variables(frozenset(os.path.dirname(os.path.abspath(k)) for k in kustomizations))
+        _with_kustomize_vars(unbuilt, declared, absolute, found, results, validator, engines)
         return _Builds([], [], [], set(), "kustomizations judged file by file (neither kustomize nor kubectl on PATH)")
     shown = {os.path.dirname(os.path.abspath(name)): name for name in kustomizations}
     gathered = _Gathered()
@@ -937,23 +941,28 @@ def _built(
     planned = []
     for root in kustomize.roots(kustomizations):
         directories, remote_bases = kustomize.closure(root)
-        listed = None if remote_bases else kustomize.as_written(root)
+        settings = kustomize.inherited(root, kustomizations)
+        listed = None if remote_bases or settings else kustomize.as_written(root)
         if listed is not None:  # it lists files and changes nothing: judged as written, no build
             as_written += 1
             used.update(listed)
             read |= directories
         else:
-            planned.append((root, directories, remote_bases))
+            planned.append((root, directories, remote_bases, settings))
     read_before: dict[str, list[Document]] = {}
-    judged_before: set[tuple[str, int, str, tuple[sources.Applied | None, ...]]] = set()
+    judged_before: set[tuple[str, int, str, tuple[sources.Applied, ...]]] = set()
+    # a base's `$(NAME)` that a kustomization including it declares in vars is kustomize's to replace
+    declared = kustomize.variables(frozenset(os.path.dirname(os.path.abspath(k)) for k in kustomizations))
     with ThreadPoolExecutor(max_workers=parallel.cpus()) as pool:  # each build waits on its engine
         builds = list(
             pool.map(
-                lambda plan: None if plan[2] else kustomize.build(plan[0], command, shown[plan[0]], read_before),
+                lambda plan: (
+                    None if plan[2] else kustomize.build(plan[0], command, shown[plan[0]], read_before, plan[3])
+                ),
                 planned,
             )
         )
-    for (root, directories, remote_bases), build in zip(planned, builds, strict=True):
+    for (root, directories, remote_bases, _), build in zip(planned, builds, strict=True):
         name = shown[root]
         if build is None:
             remote += 1
@@ -976,21 +985,26 @@ def _built(
         built_count += 1
         read |= directories
         kustomization_doc = load_file(os.path.join(root, os.path.basename(name)), name, kube=True)[0]
-        flux: list[sources.Applied | None] = [each for each in engines.get(os.path.abspath(name), []) if each.flux]
+        flux = [
+            dataclasses.replace(each, kustomize_vars=declared)
+            for each in engines.get(os.path.abspath(name), [])
+            if each.flux
+        ]
+        each_applied = flux or [sources.Applied("kustomization", kustomize_vars=declared)]
         for data, source, doc in build.objects:
             consumed.add(source)
             where = doc or (kustomization_doc[0] if kustomization_doc else None)
             if where is None or (source and source not in names and doc is not None):
                 continue  # a base outside the paths asked: judged where it is asked for
-            same = (where.file, where.index, json.dumps(data, sort_keys=True, default=str), tuple(flux))
+            same = (where.file, where.index, json.dumps(data, sort_keys=True, default=str), tuple(each_applied))
             if same in judged_before:
                 continue  # a base several overlays build alike: judged once
             judged_before.add(same)
-            for each in flux or [None]:
+            for each in each_applied:
                 gathered.document(where, data, validator, each)
     used |= consumed
-    unbuilt = [directories for (_, directories, _), build in zip(planned, builds, strict=True) if build is None]
-    _with_kustomize_vars(unbuilt, absolute, found, results, validator, engines)
+    unbuilt = [plan[1] for plan, build in zip(planned, builds, strict=True) if build is None]
+    _with_kustomize_vars(unbuilt, declared, absolute, found, results, validator, engines)
     for source in consumed & index.keys():
         i = index[source]
         results[i] = results[i]._replace(problems=[], enforced={}, deferred=[])
@@ -1017,6 +1031,7 @@ def _built(
 
 def _with_kustomize_vars(
     unbuilt: list[frozenset[str]],
+    declared: frozenset[str],
     absolute: list[str],
     found: list[tuple[str, str]],
     results: list[FileResult],
@@ -1024,16 +1039,13 @@ def _with_kustomize_vars(
     engines: dict[str, list[sources.Applied]],
 ) -> None:
     """Judge again the files of kustomizations that were not built (each given by the
-    kustomization directories its build would read) whose `vars` they use: kustomize would
-    replace `$(NAME)`, so those values are opaque. Files a Flux Kustomization applies keep its
-    judgement."""
+    kustomization directories its build would read) with the `vars` kustomizations declare
+    (declared): kustomize would replace `$(NAME)`, so those values are opaque. Files a Flux
+    Kustomization applies keep its judgement."""
     known: dict[str, str | None] = {}
     todo: list[tuple[int, sources.Applied]] = []
-    for directories in unbuilt:
-        declared = kustomize.variables(directories)
-        if not declared:
-            continue
-        applied = sources.Applied("kustomization", kustomize_vars=declared)
+    applied = sources.Applied("kustomization", kustomize_vars=declared)
+    for directories in unbuilt if declared else []:
         todo += [
             (i, applied)
             for i, path in enumerate(absolute)
