@@ -241,7 +241,7 @@ def test_an_unknown_variable_leaves_its_value_opaque_with_an_info(gen, repo: Pat
     write(repo / "apps/atuin/pvc.yaml", PVC.replace("${STORAGE_CLASS}", "${STORAGECLASS_UNSET}"))
     run = gen("validate", ".")
     assert run.code == 0 and findings(run.out) == [("apps/atuin/pvc.yaml:7", "flux-substitution")], run.out
-    assert "STORAGECLASS_UNSET" in run.out and "Kustomization flux-system/atuin" in run.out
+    assert "STORAGECLASS_UNSET (not set)" in run.out and "Kustomization flux-system/atuin" in run.out
 
 
 def test_the_target_namespace_places_the_objects() -> None:
@@ -509,3 +509,31 @@ def test_a_namespace_without_an_enforce_label_is_an_alternative_too(gen, repo: P
     )
     run = gen("validate", ".")
     assert run.code == 0 and ("base/cni.yaml:12", "namespace-definitions") in findings(run.out), run.out
+
+
+DIAOUL = Path(__file__).parent / "realworld" / "sources" / "diaoul-home-ops"
+
+
+@pytest.fixture
+def diaoul(repo: Path) -> Path:
+    shutil.copytree(DIAOUL, repo, dirs_exist_ok=True)
+    return repo
+
+
+def test_a_real_sops_repository_has_no_false_error(gen, diaoul: Path) -> None:
+    run = gen("validate", ".")
+    assert run.code == 0 and " error " not in run.out, run.out
+    certificate = "kubernetes/apps/network/envoy-gateway/app/certificate.yaml:6"
+    assert (certificate, "flux-substitution") in findings(run.out) and "DOMAIN (encrypted)" in run.out
+    named = gen("validate", ".sops.yaml", ".yamlfmt.yaml", "ansible/inventory/hosts.yml")  # as pre-commit names them
+    assert named.code == 0 and "3 skipped" in named.err, named.out + named.err
+
+
+def test_a_planted_mistake_in_a_real_sops_secret_is_caught_at_its_line(gen, diaoul: Path) -> None:
+    secret = diaoul / "kubernetes/apps/ai/context7-mcp/app/secret.sops.yaml"
+    secret.write_text(secret.read_text().replace("stringData:\n", "strinData:\n", 1))
+    run = gen("validate", ".")
+    errors = [f for f in findings(run.out) if " error " in run.out and f[1] == "k8s-schema"]
+    assert run.code == 1 and errors == [("kubernetes/apps/ai/context7-mcp/app/secret.sops.yaml:6", "k8s-schema")], (
+        run.out
+    )

@@ -28,7 +28,9 @@ _ENCRYPTED = re.compile(r"ENC\[[A-Z0-9_]+,data:.*\]\Z", re.DOTALL)
 # envsubst's escape for a literal `${`. Other bash functions (`${#VAR}`, `${VAR^^}`, …) leave
 # the value opaque.
 VARIABLE_NAME = re.compile(r"[_a-zA-Z][_a-zA-Z0-9]*\Z")
-_EXPANSION = re.compile(r"\$\$\{|\$\{([_a-zA-Z][_a-zA-Z0-9]*)(?:(:?[=-])([^${}]*))?\}|\$\{")
+_EXPANSION = re.compile(
+    r"\$\$\{|\$\{([_a-zA-Z][_a-zA-Z0-9]*)(?:(:?[=-])([^${}]*))?\}|\$\{#?(?P<function>[_a-zA-Z][_a-zA-Z0-9]*)?"
+)
 SUBSTITUTE_ANNOTATION = "kustomize.toolkit.fluxcd.io/substitute"
 
 
@@ -84,8 +86,8 @@ def expand(text: str, variables: dict[str, str | None]) -> str:
         whole, name, operator, default = match.group(0), match.group(1), match.group(2), match.group(3)
         if whole == "$${":
             return "${"
-        if name is None:
-            raise _Opaque(whole)  # a function gen does not evaluate
+        if name is None:  # a function gen does not evaluate, of the variable it names
+            raise _Opaque(match.group("function") or whole)
         value = variables.get(name, _UNSET)
         if value is None:
             raise _Opaque(name)
@@ -128,6 +130,14 @@ def substituted(
         return plain_value(result) if result and plain(path) else result
 
     return walk(data, ()), frozenset(opaque), sorted(unknown)
+
+
+def unknown_reasons(names: list[str], applied: Applied) -> str:
+    """Why each variable left a value opaque, for the info that says so."""
+    return ", ".join(
+        f"{name} ({'not set' if name not in applied.names else 'encrypted' if applied.names[name] is None else 'through a function gen does not evaluate'})"
+        for name in names
+    )
 
 
 def substitution_disabled(data: dict[str, Any]) -> bool:

@@ -651,13 +651,8 @@ class _Gathered:
                         doc.problem(
                             (*prefix, *sorted(unknown_paths)[0]),
                             "flux-substitution",
-                            f"{', '.join(unknown)}: "
-                            + (
-                                "encrypted where "
-                                if all(applied.names.get(name, "") is None for name in unknown)
-                                else "not known to gen from "
-                            )
-                            + f"{applied.source}'s postBuild; the values that use them are not checked",
+                            f"{applied.source}'s postBuild variables {sources.unknown_reasons(unknown, applied)}: "
+                            "the values that use them are not checked",
                             severity=Severity.INFO,
                             hint="a ConfigMap or Secret it substitutes from among the files validated makes them known",
                         )
