@@ -14,6 +14,7 @@ import fnmatch
 import os
 import re
 from collections.abc import Callable, Iterable
+from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -169,18 +170,27 @@ def _patch_paths(kustomization: Any) -> Iterable[str]:
             yield chart["valuesFile"]
 
 
+@cache
+def read_kustomization(path: str) -> dict[str, Any]:
+    """A kustomization file's mapping (empty when it is none), read once per run by all that
+    ask (which files are patches, which kustomizations to build): read_kustomization.cache_clear()
+    starts a run."""
+    from generator.yamlio.load import load_file  # only directories that hold one pay
+
+    docs, _ = load_file(path, kube=True)
+    return docs[0].data if docs and isinstance(docs[0].data, dict) else {}
+
+
 def _patches_of(directory: str, cache: dict[str, set[str]]) -> set[str]:
     """Real paths of the files the kustomization in directory (if any) uses as patches."""
     if directory in cache:
         return cache[directory]
-    from generator.yamlio.load import load_file  # only directories that may hold one pay
-
     found: set[str] = set()
     for name in KUSTOMIZATIONS:
         candidate = os.path.join(directory, name)
         if os.path.isfile(candidate):
-            for doc in load_file(candidate, kube=True)[0]:
-                found.update(os.path.realpath(os.path.join(directory, rel)) for rel in _patch_paths(doc.data))
+            data = read_kustomization(candidate)
+            found.update(os.path.realpath(os.path.join(directory, rel)) for rel in _patch_paths(data))
             break
     cache[directory] = found
     return found

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from generator.files import KUSTOMIZATIONS, display_path
+from generator.files import KUSTOMIZATIONS, display_path, read_kustomization
 from generator.problems import Problem, Severity
 from generator.yamlio.load import Document, YamlError, load_file, load_text, parse_yaml
 
@@ -44,13 +44,6 @@ def kustomization_file(directory: str) -> str | None:
     )
 
 
-@cache
-def read(path: str) -> dict[str, Any]:
-    """A kustomization file's mapping (empty when it is none), read once per run."""
-    docs, _ = load_file(path, kube=True)
-    return docs[0].data if docs and isinstance(docs[0].data, dict) else {}
-
-
 def _entries(kustomization: dict[str, Any]) -> Iterator[str]:
     """What a kustomization includes from elsewhere: resources, bases and components."""
     for key in ("resources", "bases", "components"):
@@ -66,7 +59,7 @@ def variables(directories: frozenset[str]) -> frozenset[str]:
         str(var["name"])
         for directory in directories
         if (file := kustomization_file(directory)) is not None
-        for var in read(file).get("vars") or []
+        for var in read_kustomization(file).get("vars") or []
         if isinstance(var, dict) and "name" in var
     )
 
@@ -88,7 +81,7 @@ def _names_in(directory: str) -> frozenset[str]:
 
 
 def _is_file(path: str) -> bool:
-    directory, name = os.path.split(path)
+    directory, _, name = path.rpartition("/")
     return name in _names_in(directory)
 
 
@@ -107,7 +100,7 @@ def closure(directory: str) -> tuple[frozenset[str], tuple[str, ...]]:
         if file is None:
             continue
         seen.add(current)
-        for entry in _entries(read(file)):
+        for entry in _entries(read_kustomization(file)):
             if is_remote(entry):
                 remote.append(entry)
             elif not entry.endswith(_FILE_SUFFIXES) and os.path.isdir(
@@ -126,10 +119,12 @@ def roots(kustomizations: list[str]) -> list[str]:
     for directory, file in dirs.items():
         if closure(directory)[1]:
             continue
-        for entry in _entries(read(file)):
-            if not is_remote(entry):
+        for entry in _entries(read_kustomization(file)):
+            if not entry.endswith(_FILE_SUFFIXES) and not is_remote(entry):  # a file includes no kustomization
                 included.add(os.path.normpath(os.path.join(directory, entry)))
-    return sorted(d for d, file in dirs.items() if d not in included and read(file).get("kind") != "Component")
+    return sorted(
+        d for d, file in dirs.items() if d not in included and read_kustomization(file).get("kind") != "Component"
+    )
 
 
 # What a kustomization's build sets on all it includes: a base that only a kustomization with a
@@ -149,7 +144,7 @@ def inherited(root: str, kustomizations: list[str]) -> dict[str, Any]:
             file = kustomization_file(directory)
             if file is None or directory in seen or not closure(directory)[1]:
                 continue
-            data = read(file)
+            data = read_kustomization(file)
             if any(
                 not is_remote(entry) and os.path.normpath(os.path.join(directory, entry)) == current
                 for entry in _entries(data)
@@ -171,15 +166,16 @@ def as_written(directory: str) -> list[str] | None:
     output does, directly or through kustomizations that only list theirs: its build is those
     files as written. None when a transformer, generator or remote base may change them."""
     file = kustomization_file(directory)
-    data = read(file) if file is not None else {}
+    data = read_kustomization(file) if file is not None else {}
     if file is None or data.get("kind") == "Component" or not data.keys() <= _AS_WRITTEN_KEYS:
         return None
     listed: list[str] = []
     for entry in data.get("resources") or []:
         if not isinstance(entry, str) or is_remote(entry):
             return None
-        target = os.path.join(directory, entry.removeprefix("./"))
-        if "/./" in target or "/../" in target:
+        entry = entry.removeprefix("./")
+        target = f"{directory}/{entry}"
+        if "/./" in target or "/../" in target or entry.startswith("../"):
             target = os.path.normpath(target)  # only where the entry climbs: most name a file below
         if _is_file(target):
             listed.append(target)
@@ -192,7 +188,7 @@ def as_written(directory: str) -> list[str] | None:
 
 def forget() -> None:
     """Read the kustomizations afresh: a process may validate again after files changed."""
-    for cached in (read, _names_in, closure):
+    for cached in (read_kustomization, _names_in, closure):
         cached.cache_clear()
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.files import KUSTOMIZATIONS
+from generator.files import KUSTOMIZATIONS, read_kustomization
 from generator.kube import kustomize, scope
 from generator.kube.findings import Finding, Path
 from generator.yamlio.kube_scalars import plain_value
@@ -327,14 +327,16 @@ def _flux_builds(dirs: list[str], kustomizations: list[str]) -> frozenset[str]:
 
 
 def _namespace_of(kustomization: str) -> str | None:
-    namespace = kustomize.read(kustomization).get("namespace")
+    namespace = read_kustomization(kustomization).get("namespace")
     return namespace if isinstance(namespace, str) and namespace else None
 
 
 def kustomization_of(file: str, known: dict[str, str | None]) -> str | None:
     """The directory of the kustomization nearest above file (as findings name it), if any;
     known keeps what each directory gave."""
-    directory, seen = os.path.dirname(os.path.abspath(file)), []
+    directory, seen = os.path.dirname(file if os.path.isabs(file) else os.path.abspath(file)), []
+    if directory in known:  # the common case: a file beside others asked about before
+        return known[directory]
     while directory not in known:
         seen.append(directory)
         parent = os.path.dirname(directory)

@@ -799,6 +799,7 @@ def validate_paths(
     known. A repository without CRDs pays nothing for the second pass.
     """
     paths = list(paths)
+    kustomize.forget()  # kustomizations are read afresh each run
     selected, problems = files.manifest_files(paths, excluded)
     definitions = crds.Catalog()
     given: list[Any] = []
@@ -821,7 +822,6 @@ def validate_paths(
             results[i] = result
     here = os.getcwd()  # once: os.path.abspath asks for it per path
     absolute = [os.path.normpath(os.path.join(here, path)) for path, _ in found]
-    kustomize.forget()  # kustomizations are read afresh each run
     kustomizations = [
         os.path.abspath(name) for name in selected.skipped if os.path.basename(name) in files.KUSTOMIZATIONS
     ]
