@@ -122,22 +122,33 @@ def render(options: RenderOptions) -> RenderResult:
     return result
 
 
-def lint(paths: tuple[Path, ...], crds: tuple[Path, ...] = ()) -> list[Problem]:
+@dataclass
+class LintResult:
+    problems: list[Problem] = field(default_factory=list)
+    left_to_render: tuple[str, ...] = ()  # rules a target's render checks that these files alone could not
+
+
+def lint(paths: tuple[Path, ...], crds: tuple[Path, ...] = ()) -> LintResult:
     """`gen lint`: the policy checks of the files asked, and everything their targets' render
-    would report about them, rendered in memory (nothing is read from or written to an output)."""
+    would report about them, rendered in memory (nothing is read from or written to an output).
+    A target all of whose policies are asked is judged whole, as `gen render` judges it."""
     from generator.policies.validate import lint as lint_policies
 
     linted = lint_policies(paths, _prepare_render)
     problems = [p for p in linted.problems if linted.concerns(p.file)]
     targets = [t for t in linted.targets if any(linted.concerns(p.file) for p in t.policies)]
     if not targets:
-        return problems
+        return LintResult(problems)
     from generator.render import plan
 
     definitions = _definitions(crds)
     rendered: list[tuple[str, Problem]] = []
+    subset = False  # some target judged without all of its policies
     for target in targets:
-        _, found, _ = plan.render_and_plan(target, None, definitions, only=lambda p: linted.concerns(p.file))
+        whole = all(linted.concerns(p.file) for p in target.policies if not p.file.startswith("<"))  # <built-in>
+        subset = subset or not whole
+        only = None if whole else lambda p: linted.concerns(p.file)
+        _, found, _ = plan.render_and_plan(target, None, definitions, only=only)
         rendered += [(target.name, p) for p in found if p.severity > Severity.INFO and linted.concerns(p.file)]
     held = per_target(rendered, len(targets))
-    return problems + [p for p in held if p not in problems]
+    return LintResult(problems + [p for p in held if p not in problems], plan.WHOLE_TARGET_RULES if subset else ())

@@ -59,6 +59,8 @@ def _type(err: jsonschema.ValidationError) -> str:
         if "object" in wanted:
             return f"{_field(err)} is empty, but takes {want}: indent the fields that belong under it"
         return f"{_field(err)} is empty, but takes {want}"
+    if isinstance(err.instance, dict | list):  # shown() would only repeat the kind: "a list is a list"
+        return f"{_field(err)} is {_kind(err.instance)}, but takes {want}"
     return f"{shown(err.instance)} is {_kind(err.instance)}, but {_field(err)} takes {want}"
 
 

@@ -13,10 +13,10 @@ from tests.conftest import ROOT
 TOGETHER = ROOT / "tests" / "data" / "together"
 
 
-def test_the_readme_together_example_prints_what_the_readme_says(gen, tmp_path: Path, monkeypatch) -> None:
+def test_the_guide_together_example_prints_what_the_guide_says(gen, tmp_path: Path, monkeypatch) -> None:
     shown = re.search(
         r"```\n\$ gen explain gpu --nodes nodes.yaml policies\n(together.*?)\n```",
-        (ROOT / "README.md").read_text(),
+        (ROOT / "docs" / "gpu.md").read_text(),
         re.S,
     )
     assert shown
@@ -42,8 +42,14 @@ def test_together_fits_when_there_is_room(gen, tmp_path: Path, monkeypatch) -> N
     (tmp_path / "policies").mkdir()
     shutil.copy(TOGETHER / "stack.yaml", tmp_path / "policies" / "stack.yaml")
     nodes = (TOGETHER / "nodes.yaml").read_text()
-    (tmp_path / "nodes.yaml").write_text(nodes + nodes.split("- name: h100-b")[0].replace("h100-a", "h100-e"))
+    node = nodes.split("- name: h100-b")[0]
+    # the inference service has no schedulerName: the default scheduler spreads its two replicas
+    # over two nodes (LeastAllocated, PodTopologySpread), so one spare node is not enough
+    (tmp_path / "nodes.yaml").write_text(nodes + node.replace("h100-a", "h100-e"))
     monkeypatch.chdir(tmp_path)
+    run = gen("explain", "gpu", "--nodes", "nodes.yaml", "policies")
+    assert run.code == 1 and "prod: pretrain: floor 0/4" in run.out and "gpu-capacity-together" in run.err
+    (tmp_path / "nodes.yaml").write_text(nodes + node.replace("h100-a", "h100-e") + node.replace("h100-a", "h100-f"))
     run = gen("explain", "gpu", "--nodes", "nodes.yaml", "policies")
     assert run.code == 0 and "prod: pretrain: floor 4/4" in run.out and "gpu-capacity-together" not in run.err
 
@@ -198,3 +204,46 @@ def test_restricted_defaults_leave_tmp_and_home_writable(gen, tmp_path: Path) ->
     writable = SERVICE + "  securityContext: {readOnlyRootFilesystem: false}\n"
     assert _render(gen, tmp_path, TARGET, writable).code == 0
     assert "volumes" not in _yaml(tmp_path / "out/prod/ml/deployment-vllm.yaml")["spec"]["template"]["spec"]
+
+
+def _lint_gpu(gen, tmp_path: Path, gpu: str):
+    root = tmp_path / "policies"
+    root.mkdir(exist_ok=True)
+    prod = TARGETS[TARGETS.index("apiVersion: gen/v1alpha1\nkind: Target\nmetadata: {name: prod}") :]
+    (root / "all.yaml").write_text(prod.replace("  gpu: {count: 1, models: [NVIDIA-H100-80GB-HBM3]}", f"  gpu: {gpu}"))
+    return gen("lint", root)
+
+
+def test_min_memory_is_judged_against_what_gfd_writes_for_the_listed_models(gen, tmp_path: Path) -> None:
+    # NVML's total: 81559 MiB for an H100 80GB HBM3, 81920 for an A100 80GB; a -SHARED GPU is the same GPU
+    models = "[NVIDIA-H100-80GB-HBM3-SHARED, NVIDIA-A100-SXM4-80GB]"
+    run = _lint_gpu(gen, tmp_path, f"{{count: 1, models: {models}, minMemoryMiB: 81921}}")
+    assert run.code == 1
+    assert (
+        "error gpu-memory-unreachable minMemoryMiB 81921 is above the nvidia.com/gpu.memory GPU Feature Discovery "
+        "writes for every listed model (NVIDIA-H100-80GB-HBM3-SHARED 81559, NVIDIA-A100-SXM4-80GB 81920 MiB)"
+    ) in run.out
+    assert "ask for at most 81920" in run.out
+    assert (
+        " gpu-memory-unreachable "
+        not in _lint_gpu(gen, tmp_path, f"{{count: 1, models: {models}, minMemoryMiB: 81920}}").out
+    )
+    # a model the table has no figure for is not judged: a MIG product, one not seen on a device,
+    # or a GDDR one seen only with ECC on (an L4 reports 23034 MiB then, more without ECC)
+    for models in (
+        "[NVIDIA-H100-80GB-HBM3, NVIDIA-RTX-A6000]",
+        "[NVIDIA-A100-SXM4-80GB-MIG-1g.10gb]",
+        "[NVIDIA-L4]",
+    ):
+        run = _lint_gpu(gen, tmp_path, f"{{count: 1, models: {models}, minMemoryMiB: 150000}}")
+        assert " gpu-memory-unreachable " not in run.out, run.out
+    # nor is a policy without models
+    assert " gpu-memory-unreachable " not in _lint_gpu(gen, tmp_path, "{count: 1, minMemoryMiB: 150000}").out
+    # an override that lists another model is judged for the target that applies it
+    staging = TARGETS.replace(
+        "  gpu: {count: 1, models: [NVIDIA-H100-80GB-HBM3]}", "  gpu: {count: 1, minMemoryMiB: 81559}"
+    ).replace("models: [NVIDIA-L4]", "models: [NVIDIA-A100-SXM4-40GB]")
+    (tmp_path / "policies" / "all.yaml").write_text(staging)
+    run = gen("lint", tmp_path / "policies")
+    assert "(NVIDIA-A100-SXM4-40GB 40960 MiB): no node matches [target staging]" in run.out, run.out
+    assert "[target prod]" not in run.out

@@ -6,12 +6,13 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import tree
+from tests.conftest import ROOT, tree
 
 
 @pytest.fixture
@@ -76,3 +77,69 @@ def test_init_never_overwrites(gen, repo: Path) -> None:
     run = gen("init", repo)
     assert run.code == 2 and "never overwrites" in run.err and "policies/web.yaml" in run.err
     assert tree(repo) == before
+
+
+def test_the_requirement_gen_init_writes_is_one_pip_installs(repo: Path) -> None:
+    """Run from a clone, gen init names the clone (a file:// URL): pip resolves it as written."""
+    requirement = (repo / "gen-requirements.txt").read_text()
+    assert f"gitops-gen @ {ROOT.as_uri()}\n" in requirement and "git+/" not in requirement
+    report = repo / "report.json"
+    pip = [sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "--quiet", "--report", str(report)]
+    run = subprocess.run(
+        [*pip, "-r", str(repo / "gen-requirements.txt")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    installs = json.loads(report.read_text())["install"]
+    assert [(i["metadata"]["name"], i["download_info"]["url"]) for i in installs] == [("gitops-gen", ROOT.as_uri())]
+
+
+def _clone_with_remote(tmp_path: Path, remote: str, pushed: bool) -> tuple[Path, str]:
+    clone = tmp_path / "gen"
+    clone.mkdir(parents=True)
+    git = ["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    for args in (["init", "-q"], ["remote", "add", "origin", remote], ["commit", "-q", "--allow-empty", "-m", "x"]):
+        subprocess.run([*git, *args], check=True)
+    commit = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    if pushed:  # what a fetch records: the remote has the commit
+        subprocess.run([*git, "update-ref", "refs/remotes/origin/main", commit], check=True)
+    return clone, commit
+
+
+@pytest.mark.parametrize(
+    ("remote", "url"),
+    [
+        ("https://git.example.com/platform/gen.git", "https://git.example.com/platform/gen.git"),
+        ("git@git.example.com:platform/gen.git", "ssh://git@git.example.com/platform/gen.git"),
+    ],
+)
+def test_a_clone_of_a_remote_is_named_by_its_remote_at_its_commit(tmp_path: Path, remote: str, url: str) -> None:
+    from generator.commands.init import _from_clone
+
+    clone, commit = _clone_with_remote(tmp_path, remote, pushed=True)
+    assert _from_clone(clone) == f"gitops-gen @ git+{url}@{commit}\n"
+    unpushed, _ = _clone_with_remote(tmp_path / "local", remote, pushed=False)  # the remote lacks the commit
+    assert _from_clone(unpushed).endswith(f"gitops-gen @ {unpushed.as_uri()}\n")
+    local, _ = _clone_with_remote(tmp_path / "path", str(tmp_path / "upstream"), pushed=True)  # a path, not a URL
+    assert _from_clone(local).endswith(f"gitops-gen @ {local.as_uri()}\n")
+
+
+def test_scaffold_gpu_labels_are_the_ones_gpu_nodes_carry(gen, repo: Path, monkeypatch) -> None:
+    """GPU Feature Discovery's labels, on the Job and in the inventory gen init writes beside it."""
+    assert gen("render", repo / "policies", "--out", repo / "deploy").code == 0
+    job = yaml.safe_load((repo / "deploy/production/ml-training/job-training-job.yaml").read_text())
+    terms = job["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    keys = {e["key"] for term in terms["nodeSelectorTerms"] for e in term["matchExpressions"]}
+    assert keys == {"nvidia.com/gpu.product", "nvidia.com/gpu.memory"}
+    assert not [p for p in (repo / "deploy").rglob("*.yaml") if "training.example.com" in p.read_text()]
+    monkeypatch.chdir(repo)
+    run = gen("explain", "gpu", "--nodes", "nodes.yaml", "policies")
+    assert (
+        run.code == 0
+        and "production  training-job  h100-1  yes       1273" in run.out
+        and "GPUPacking 80×10" in run.out
+    ), run.out + run.err

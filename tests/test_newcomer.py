@@ -3,7 +3,12 @@ caused them (an override's too), and messages that read as English."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
+
+from tests.conftest import ROOT
 
 TARGET = """\
 apiVersion: gen/v1alpha1
@@ -88,6 +93,21 @@ def test_several_replicas_on_one_read_write_once_claim(gen, tmp_path: Path) -> N
     assert " pvc-rwo-shared " not in gen("render", many, "--out", tmp_path / "out").err
 
 
+def test_lint_of_the_whole_directory_judges_objects_together_as_render_does(gen, tmp_path: Path) -> None:
+    root = _policies(tmp_path, web=SHARED, storage=CLAIM)
+    rendered = gen("render", root, "--out", tmp_path / "out")
+    linted = gen("lint", root)
+    found = [line for line in linted.out.splitlines() if " pvc-rwo-shared " in line]
+    assert found and found == [line for line in rendered.err.splitlines() if " pvc-rwo-shared " in line]
+    assert "left to gen render" not in linted.err
+    some = gen("lint", root / "web.yaml")  # what pre-commit asks: the files being committed
+    assert " pvc-rwo-shared " not in some.out
+    assert some.err.strip().endswith(
+        "linted: 0 errors, 0 warnings; selector-no-match and pvc-rwo-shared left to gen render"
+        " (they need every policy of a target)"
+    )
+
+
 def test_messages_read_as_english(gen, tmp_path: Path) -> None:
     manifest = tmp_path / "m.yaml"
     manifest.write_text(
@@ -109,3 +129,26 @@ def test_messages_read_as_english(gen, tmp_path: Path) -> None:
     sample.write_text("{}")
     run = gen("cost", "--sample", sample, "--now", "yesterday")
     assert run.err.startswith("--now: error cost-now ")  # a flag has no line or column
+
+
+def _gen(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """gen as a user runs it, from another directory: this tree's package, a new process."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    return subprocess.run(
+        [sys.executable, "-m", "generator", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_a_patch_that_writes_the_wrong_type_is_an_error_at_the_patch(tmp_path: Path) -> None:
+    patched = WEB + "  patches:\n  - patch:\n    - {op: replace, path: /spec/replicas, value: three}\n"
+    _policies(tmp_path, web=patched)
+    for command in (("render", "policies", "--out", "deploy"), ("plan", "policies", "--out", "deploy")):
+        run = _gen(*command, cwd=tmp_path)
+        assert run.returncode == 1 and "internal error" not in run.stderr, run.stderr
+        assert "policies/web.yaml:12:7: error k8s-schema " in run.stderr and '"three" is a string' in run.stderr
+    assert not (tmp_path / "deploy").exists()

@@ -210,20 +210,6 @@ def test_no_object_gen_writes_asks_argo_cd_to_replace_it(gen, stack: Path) -> No
         assert "Replace=true" not in path.read_text() and "Force=true" not in path.read_text(), path
 
 
-def test_the_readme_plan_example_prints_what_the_readme_says(gen, tmp_path: Path) -> None:
-    import re
-
-    shown = re.search(r"```\n\$ gen plan policies --out deploy\n(.*?)\n```", (ROOT / "README.md").read_text(), re.S)
-    assert shown
-    policies = tmp_path / "policies"
-    shutil.copytree(ROOT / "policies", policies)
-    assert gen("render", policies, "--out", tmp_path / "deploy").code == 0
-    edit(policies / "llm-inference.yaml", "llm-server:0.9.2", "llm-server:0.9.3")
-    edit(policies / "llm-pretrain.yaml", "llm-pretrain:2026.11", "llm-pretrain:2026.12")
-    run = gen("plan", policies, "--out", tmp_path / "deploy")
-    assert run.code == 1 and run.out.strip() == shown[1]
-
-
 def test_a_pod_template_that_starts_reading_a_configmap_gains_its_hash(gen, stack: Path) -> None:
     policy = stack / "policies/inference.yaml"
     policy.write_text(policy.read_text() + "  envFrom: [{configMapRef: {name: webapi-settings}}]\n")
@@ -238,3 +224,51 @@ def test_a_committed_file_edited_past_reading_is_still_planned(gen, stack: Path)
     edit(stack / "policies/inference.yaml", "vllm:0.9.1", "vllm:0.9.2")
     code, prod, _ = plan(gen, stack)
     assert code == 0 and "holds no object gen can read" in prod[("update", "Deployment", "ml/inference")]["reason"]
+
+
+def test_a_committed_count_that_is_no_number_leaves_the_size_unknown(gen, stack: Path) -> None:
+    """A hand edit of deploy/ (replicas: three) is planned with no size, not a crash."""
+    deployment, hpa = (
+        stack / f"deploy/prod/ml/{kind}-inference.yaml" for kind in ("deployment", "horizontalpodautoscaler")
+    )
+    edit(deployment, "\nspec:\n", "\nspec:\n  replicas: three\n")
+    edit(hpa, "maxReplicas: 6", "maxReplicas: many")
+    (stack / "policies/inference.yaml").unlink()
+    code, prod, _ = plan(gen, stack)
+    pruned = prod[("prune", "Deployment", "ml/inference")]
+    assert code == 0 and pruned["pods"] is None and pruned["reason"].endswith("deletes it")
+
+
+def test_pods_that_stop_without_replacement_are_a_stop_line_in_every_format(gen, stack: Path) -> None:
+    """Adding autoscaling to a service that ran a fixed count: the apply removes replicas and
+    kube-apiserver defaults it to 1, so all GPU Pods but one terminate until the HPA acts."""
+    policy = stack / "policies/inference.yaml"
+    edit(policy, "  autoscaling: {minReplicas: 2, maxReplicas: 6}\n", "  replicas: 4\n")
+    commit(gen, stack)
+    edit(policy, "  replicas: 4\n", "  autoscaling: {minReplicas: 2, maxReplicas: 6}\n")
+    code, prod, _ = plan(gen, stack)
+    change = prod[("stop", "Deployment", "ml/inference")]
+    assert code == 0 and (change["pods"], change["gpus"]) == (3, 3)
+    assert "kubectl apply edit-last-applied deployment/inference -n ml" in change["reason"]
+    text = gen("plan", stack / "policies", "--out", stack / "deploy", "--target", "prod")
+    assert text.out.startswith("prod  stop  Deployment ml/inference  autoscaling takes over spec.replicas")
+    assert "gen: prod: 1 stop (3 GPU Pods), 1 create" in text.err  # the HPA is new
+    github = gen("plan", stack / "policies", "--out", stack / "deploy", "--target", "prod", "--format", "github")
+    assert github.out.startswith("::warning title=gen plan: stop::prod  stop  Deployment ml/inference")
+    rendered = gen("render", stack / "policies", "--out", stack / "deploy")
+    assert "prod: 1 stop (3 GPU Pods), 1 create — gen plan for details" in rendered.err
+
+
+def test_a_suspended_job_that_may_take_new_scheduling_directives_is_no_refusal(gen, stack: Path) -> None:
+    training = stack / "policies/training.yaml"
+    edit(training, "    completions: 4\n", "    completions: 4\n    suspend: true\n")
+    commit(gen, stack)
+    edit(
+        training,
+        "    - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n    volumes:\n    - name: data\n      persistentVolumeClaim:\n        claimName: training-data\n        readOnly: true\n    - name: dshm",
+        "    - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n    - {key: pool, operator: Exists}\n    volumes:\n    - name: data\n      persistentVolumeClaim:\n        claimName: training-data\n        readOnly: true\n    - name: dshm",
+    )
+    code, prod, err = plan(gen, stack)
+    change = prod[("update", "Job", "ml/llm-finetune")]
+    assert code == 0 and "refused unless the Job never started" in change["reason"]
+    assert " job-immutable " not in err  # kube-apiserver takes it while the Job has never run

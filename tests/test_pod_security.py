@@ -104,7 +104,7 @@ def test_gens_restricted_namespace_refuses_a_privileged_workload(gen, tmp_path: 
     assert run.code == 1
     assert "p/agent.yaml:8:" in run.err  # the securityContext line that asked for it
     assert 'namespace agents enforces Pod Security "restricted", which refuses these Pods (check privileged)' in run.err
-    assert "createNamespaces: false" in run.err
+    assert "set namespaces: {agents: {podSecurity: privileged}} on the Target" in run.err  # the one line to add
     assert _render(gen, tmp_path, monkeypatch, agent=AGENT).code == 0  # gen's defaults pass restricted
 
 

@@ -296,6 +296,43 @@ POLICY_RULES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
         {"gpu.yaml": GPU % ("Never", ", models: [A100]", "{limits: {nvidia.com/gpu: 2}}")},
         {"gpu.yaml": GPU % ("Never", ", models: [A100]", "{limits: {memory: 1Gi}}")},
     ),
+    "gpu-memory-unreachable": (
+        {
+            "gpu.yaml": GPU
+            % ("Never", ", labels: nvidia-gfd, models: [NVIDIA-H100-80GB-HBM3], minMemoryMiB: 81920", "{}")
+        },
+        {
+            "gpu.yaml": GPU
+            % ("Never", ", labels: nvidia-gfd, models: [NVIDIA-H100-80GB-HBM3], minMemoryMiB: 81559", "{}")
+        },
+    ),
+    "gpu-job-backoff": (
+        {
+            "gpu.yaml": GPU % ("Never", ", models: [A100]", "{}")
+            + "  job: {completionMode: Indexed, completions: 4, parallelism: 4, backoffLimitPerIndex: 2, backoffLimit: 3}\n"
+        },
+        {
+            "gpu.yaml": GPU % ("Never", ", models: [A100]", "{}")
+            + "  job: {completionMode: Indexed, completions: 4, parallelism: 4, backoffLimitPerIndex: 2}\n"
+        },
+    ),
+    "gpu-liveness-startup": (
+        {"web.yaml": SERVICE % "  gpu: {count: 1, models: [A100]}\n  livenessProbe: {tcpSocket: {port: 8080}}\n"},
+        {
+            "web.yaml": SERVICE % "  gpu: {count: 1, models: [A100]}\n  livenessProbe: {tcpSocket: {port: 8080}}\n"
+            "  startupProbe: {tcpSocket: {port: 8080}, periodSeconds: 10, failureThreshold: 90}\n"
+        },
+    ),
+    "target-namespace": (
+        {
+            "t.yaml": "apiVersion: gen/v1alpha1\nkind: Target\nmetadata: {name: t}\n"
+            "spec: {namespaces: {default: {podSecurity: baseline}}}\n"
+        },
+        {
+            "t.yaml": "apiVersion: gen/v1alpha1\nkind: Target\nmetadata: {name: t}\n"
+            "spec: {namespaces: {ml: {podSecurity: baseline}}}\n"
+        },
+    ),
     "cost-tier-range": ({"cost.yaml": COST % ("c", "[10, 1]")}, {"cost.yaml": COST % ("c", "[1, 10]")}),
     "cost-policy-single": (
         {"a.yaml": COST % ("a", "[1, 10]"), "b.yaml": COST % ("b", "[1, 10]")},

@@ -1,7 +1,8 @@
 """What each command imports: pre-commit runs `gen lint` on every commit, so start-up is a feature.
 
 The reference jsonschema implementation explains failures and is imported only when there is
-one; `gen lint` needs no template engine or worker processes.
+one; `gen lint` needs no template engine or worker processes. typer parses the command line and
+only the command line imports it; its help and errors are plain, so rich is never imported.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 
 from tests.conftest import POLICIES, ROOT, edit
 
-HEAVY = ("jsonschema", "jsonschema_rs", "jinja2", "multiprocessing", "pickle", "pydantic")
+HEAVY = ("jsonschema", "jsonschema_rs", "jinja2", "multiprocessing", "pickle", "pydantic", "rich")
 SCRIPT = f"""
 import json, sys
 from generator.cli import main
@@ -57,6 +58,36 @@ def test_a_check_of_an_output_that_holds_its_render_renders_nothing(tmp_path: Pa
     assert imported("render", POLICIES, "--out", out)[0] == 0
     # every target taken whole, every policy from the cache: nothing is rendered or validated
     assert imported("render", POLICIES, "--out", out, "--check") == (0, [])
+
+
+@pytest.mark.parametrize("args", [["--help"], ["render", "--help"], ["render", "--tagret"], []], ids=" ".join)
+def test_help_and_usage_errors_are_plain_text_without_rich(args: list[str]) -> None:
+    assert imported(*args) == (0 if "--help" in args else 2, [])
+
+
+def test_typer_is_imported_by_the_command_line_alone() -> None:
+    everything_else = """
+import importlib, json, pkgutil, sys
+import generator
+names = [module.name for module in pkgutil.walk_packages(generator.__path__, "generator.")]
+for name in names:
+    if name not in ("generator.cli", "generator.__main__"):
+        importlib.import_module(name)
+print(json.dumps([names, sorted(name for name in sys.modules if name == "generator.cli" or name.startswith("typer"))]))
+"""
+    done = subprocess.run([sys.executable, "-c", everything_else], capture_output=True, text=True, cwd=ROOT, check=True)
+    names, typer_modules = json.loads(done.stdout)
+    sources = {".".join(path.relative_to(ROOT).with_suffix("").parts) for path in (ROOT / "generator").rglob("*.py")}
+    assert set(names) == {name.removesuffix(".__init__") for name in sources} - {"generator"}  # every module
+    assert typer_modules == []
+    with_cli = subprocess.run(
+        [sys.executable, "-c", "import sys, generator.cli; print('typer' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
+    assert with_cli.stdout == "True\n"
 
 
 @pytest.mark.parametrize(

@@ -231,13 +231,23 @@ def test_spelling_out_a_default_changes_nothing() -> None:
     new = _changed(old, ("spec", "template", "spec", "containers", 0, "ports", 0, "protocol"), "TCP")
     new["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] = "IfNotPresent"
     new["spec"]["template"]["spec"]["dnsPolicy"] = "ClusterFirst"
-    assert sync.compared("t", Engines({}), old, new, {}) is None
-    assert (
-        sync.compared(
-            "t", Engines({}), old, _changed(new, ("spec", "template", "spec", "dnsPolicy"), "None"), {}
-        ).action
-        == "restart"
-    )  # type: ignore[union-attr]
+    around = sync.Surroundings(Engines({}))
+    assert sync.compared("t", around, old, new) is None
+    changed = sync.compared("t", around, old, _changed(new, ("spec", "template", "spec", "dnsPolicy"), "None"))
+    assert changed is not None and changed.action == "restart"
+
+
+def test_stored_defaults_that_hang_on_other_fields() -> None:
+    """SetDefaults_Job: backoffLimit is MaxInt32 beside backoffLimitPerIndex, else 6; completions
+    is 1 only when parallelism is unset too. SetDefaults_StatefulSet: a RollingUpdate partition 0."""
+    job = obj("batch/v1", "Job", spec={"template": TEMPLATE, "backoffLimitPerIndex": 1, "completionMode": "Indexed"})
+    assert updates.defaulted(job)["spec"]["backoffLimit"] == 2147483647
+    assert updates.defaulted(obj("batch/v1", "Job", spec={"template": TEMPLATE}))["spec"]["backoffLimit"] == 6
+    assert "completions" not in updates.defaulted(obj("batch/v1", "Job", spec={"parallelism": 3}))["spec"]
+    stateful = updates.defaulted(obj("apps/v1", "StatefulSet", spec={"updateStrategy": {"type": "OnDelete"}}))
+    assert stateful["spec"]["updateStrategy"] == {"type": "OnDelete"}
+    rolling = updates.defaulted(obj("apps/v1", "StatefulSet", spec={}))["spec"]["updateStrategy"]
+    assert rolling == {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}
 
 
 def test_engines_decide_prune_and_recreate() -> None:
@@ -248,6 +258,30 @@ def test_engines_decide_prune_and_recreate() -> None:
     assert Engines({"argocd": {"repoURL": "r", "prune": False}}).kept_because({}) == "the Application does not prune"
     force = {"kustomize.toolkit.fluxcd.io/force": "enabled"}
     assert flux.recreates_refused(force) and not argo.recreates_refused(force) and not flux.recreates_refused({})
+
+
+def test_engines_apply_client_side_or_server_side() -> None:
+    """Argo CD applies client-side unless its Application or the object says ServerSideApply=true;
+    Flux always applies server-side; with no engine, `kubectl apply` (client-side)."""
+    argo, flux = Engines({"argocd": {"repoURL": "r"}}), Engines({"flux": {"sourceRef": {"name": "s"}}})
+    server_side = Engines({"argocd": {"repoURL": "r", "syncOptions": ["ServerSideApply=true"]}})
+    assert argo.applies_client_side({}) and Engines({}).applies_client_side({})
+    assert not flux.applies_client_side({}) and not server_side.applies_client_side({})
+    assert not argo.applies_client_side({"argocd.argoproj.io/sync-options": "Prune=false,ServerSideApply=true"})
+
+
+@pytest.mark.parametrize("broken", ["six", 7, None, [1, 2], {"ports": 7, "replicas": "six", "strategy": []}])
+@pytest.mark.parametrize("kind", ["Deployment", "StatefulSet", "DaemonSet", "Job", "Service", "PersistentVolumeClaim"])
+def test_a_committed_object_edited_past_its_shape_is_planned_without_a_crash(kind: str, broken: Any) -> None:
+    """The committed render is a file anyone can edit: whatever its spec holds, the plan says
+    something and never raises."""
+    api = {"Job": "batch/v1", "Service": "v1", "PersistentVolumeClaim": "v1"}.get(kind, "apps/v1")
+    new = obj(api, kind, spec={"selector": SELECTOR, "template": TEMPLATE, "replicas": 2, "ports": [{"port": 80}]})
+    old = {**new, "spec": broken}
+    around = sync.Surroundings(Engines({}), scaled_before=frozenset({("ns", kind, "x")}))
+    change = sync.compared("t", around, old, new)
+    assert change is not None and change.action in sync.ACTIONS
+    assert sync.removed("t", Engines({}), old, {}).action == "prune"
 
 
 # -- render rules, on a copy of the whole-stack example

@@ -64,7 +64,8 @@ def _api_client(kubeconfig: Path | None) -> Any:
         from kubernetes import client, config
     except ImportError as err:
         raise GeneratorError(
-            "gen cost --apply needs the official kubernetes client: pip install 'gitops-gen[cost]'"
+            "gen cost --apply needs the official kubernetes client: pip install 'kubernetes>=28,<36'"
+            " (or install gen with its cost extra: pip install '.[cost]' in a clone of gen)"
         ) from err
     try:
         if kubeconfig is not None:

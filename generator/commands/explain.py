@@ -1,20 +1,22 @@
-"""`gen explain gpu`: where each GPU workload can run, how GPUPacking scores each node, and how many
-replicas of a GPU service or members of a gang fit."""
+"""`gen explain gpu`: where each GPU workload can run, how its scheduler profile scores each node, and
+how many replicas of a GPU service or members of a gang fit."""
 
 from __future__ import annotations
 
 import json
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from generator import pipeline
 from generator.errors import GeneratorError
+from generator.kube import updates
 from generator.kube.scope import POD_SPEC_PATHS, at_path
 from generator.policies import context
 from generator.policies.policy import Policy
-from generator.preview import gpu
+from generator.preview import gpu, scoring
 from generator.preview.cost import SampleError, current_time
 from generator.preview.inputs import read_input
 from generator.problems import Problem, Severity, exit_code, has_errors
@@ -34,16 +36,47 @@ def _gpu_pods(policy_dir: Path, targets: tuple[str, ...]) -> tuple[list[Workload
             for m in rendered.manifests
             if m.key[:2] == ("scheduling.k8s.io", "PriorityClass") and isinstance(m.obj.get("value"), int)
         }
+        profiles = {
+            profile.name: profile
+            for scheduler in rendered.target.of_kind("Scheduler")
+            for profile in map(scoring.Profile.of, context.scheduler_profiles(scheduler))
+        }
         mine: dict[str, Workload] = {}
         for manifest in rendered.manifests:
             policy = manifest.policy
             if "gpu" not in policy.spec or manifest.kind not in POD_SPEC_PATHS or policy.name in mine:
                 continue
-            pod_spec = at_path(manifest.obj, POD_SPEC_PATHS[manifest.kind])
+            spec_path = POD_SPEC_PATHS[manifest.kind]
+            pod_spec = at_path(manifest.obj, spec_path)
             priority = priorities.get(str((pod_spec or {}).get("priorityClassName")), 0)
-            mine[policy.name] = (_gpu_pod(policy, pod_spec, rendered.target.name, priority), policy)
+            pod = _gpu_pod(policy, pod_spec, rendered.target.name, priority)
+            labels = (at_path(manifest.obj, (*spec_path[:-1], "metadata")) or {}).get("labels") or {}
+            profile = profiles.get(str(pod_spec.get("schedulerName", "default-scheduler")), scoring.DEFAULT_PROFILE)
+            # a ReplicaSet selects a service's Pods, the headless Service a GpuWorkload's with `service`
+            selected = policy.kind == "ReplicatedService" or "service" in policy.spec
+            surge = updates.rolling_surge(manifest.obj, pod.floor) if manifest.kind == "Deployment" else 0
+            pod = replace(pod, labels=labels, selected=selected, profile=profile, surge=surge)
+            mine[policy.name] = (pod, policy)
         found += [mine[name] for name in sorted(mine)]
     return found, problems
+
+
+def _surge_problems(policy: Policy, pod: gpu.GpuPod, fit: int) -> list[Problem]:
+    """`gpu-rollout-surge`: the inventory cannot hold the Pods a rolling update adds."""
+    if fit >= pod.surge:
+        return []
+    gpus = pod.requests[pod.resource]
+    return [
+        policy.problem(
+            _floor_field(policy),
+            "gpu-rollout-surge",
+            f"a rolling update adds {pod.surge} Pod{'s' if pod.surge > 1 else ''} of {gpu.human(pod.resource, gpus)} "
+            f"{pod.resource} (maxSurge) beside the {pod.floor} running, and only {fit} fit: the new Pods stay Pending "
+            "and the rollout goes no faster than old Pods are taken down (with maxUnavailable 0, never)",
+            severity=Severity.WARNING,
+            hint="free GPUs for the surge, or patch spec.strategy to maxSurge: 0 with maxUnavailable: 1 (or Recreate)",
+        )
+    ]
 
 
 def _gpu_pod(policy: Policy, pod_spec: Any, target: str, priority: int) -> gpu.GpuPod:
@@ -214,6 +247,8 @@ def run(
             alone[(pod.target, pod.name)] = fits[-1]
             if any(p.feasible for p in placements):  # else gpu-unschedulable below says it already
                 problems += _capacity_problems(policy, fits[-1])
+                if pod.surge and fits[-1].fit_floor == pod.floor:
+                    problems += _surge_problems(policy, pod, fits[-1].fit_surge)
         if not any(p.feasible for p in placements):
             problems.append(
                 policy.doc.problem(

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 from generator import __version__, schemas
 from generator.errors import GeneratorError
@@ -32,35 +35,60 @@ def run(directory: Path) -> int:
 
 
 def install_source() -> str:
-    """Where CI installs gen from: where this gen came from (PEP 610), so the workflow works
-    before, or without, a release on the package index."""
+    """A requirement pip installs this gen from, so the CI workflow works before, or without, a
+    release on a package index: its repository at this commit when the commit is on a remote,
+    else the clone or file it was installed from (PEP 610's record of where that was)."""
     header = "# Where CI installs gen from (pip install -r gen-requirements.txt); gen init wrote it.\n"
+    source = Path(__file__).resolve().parents[2]  # a clone, when gen runs from one (editable or on sys.path)
+    if (source / "pyproject.toml").is_file() and (source / "generator").is_dir():
+        return header + _from_clone(source)
     try:
         from importlib.metadata import distribution
 
         found = json.loads(distribution("gitops-gen").read_text("direct_url.json") or "{}")
-    except Exception:  # not installed as a distribution (a source checkout on sys.path)
+    except Exception:  # no record of where it came from
         found = {}
     url = str(found.get("url", ""))
     vcs = found.get("vcs_info")
     if isinstance(vcs, dict) and vcs.get("vcs") == "git":
         return header + f"gitops-gen @ git+{url}@{vcs.get('commit_id', '')}\n"
     if url.startswith("file://"):
-        remote = _git(url.removeprefix("file://"), "remote", "get-url", "origin")
-        commit = _git(url.removeprefix("file://"), "rev-parse", "HEAD")
-        if remote and commit:
-            return header + f"gitops-gen @ git+{remote}@{commit}\n"
-        return header + (
-            f"# gen came from {url}, which CI cannot reach: name the repository it is kept in, e.g.\n"
-            "# gitops-gen @ git+https://git.example.com/platform/gen.git@main\n"
-            f"gitops-gen=={__version__}\n"
-        )
-    return header + f"gitops-gen=={__version__}\n"
+        path = Path(url2pathname(urlparse(url).path))
+        return header + (_from_clone(path) if path.is_dir() else f"gitops-gen @ {url}\n")
+    return header + f"gitops-gen=={__version__}\n"  # from a package index
 
 
-def _git(directory: str, *args: str) -> str:
+def _from_clone(clone: Path) -> str:
+    """The clone's remote at its commit when the remote has that commit; else the clone itself,
+    which pip installs on this machine only."""
+    remote = _git(clone, "remote", "get-url", "origin")
+    commit = _git(clone, "rev-parse", "HEAD")
+    url = _vcs_url(remote)
+    if url and commit and _git(clone, "branch", "--remotes", "--contains", commit):
+        return f"gitops-gen @ git+{url}@{commit}\n"
+    return (
+        f"# {clone} is a path on this machine: for CI, name the repository gen is kept in and a commit,\n"
+        "# gitops-gen @ git+https://HOST/PATH/gen.git@COMMIT\n"
+        f"gitops-gen @ {clone.as_uri()}\n"
+    )
+
+
+def _vcs_url(remote: str) -> str | None:
+    """A remote as pip's git+ URLs take it (scp-like git@host:path becomes ssh://); None for a
+    path on this machine, which CI cannot reach."""
+    if re.match(r"(https?|ssh|git)://", remote):
+        return remote
+    scp = re.fullmatch(r"([^@/:]+@)?([^/:]+):(?!//)(.+)", remote)
+    if scp and len(scp[2]) > 1:  # not a Windows drive letter
+        return f"ssh://{scp[1] or ''}{scp[2]}/{scp[3]}"
+    return None
+
+
+def _git(directory: Path, *args: str) -> str:
     try:
-        done = subprocess.run(["git", "-C", directory, *args], capture_output=True, text=True, timeout=5, check=False)
+        done = subprocess.run(
+            ["git", "-C", str(directory), *args], capture_output=True, text=True, timeout=5, check=False
+        )
     except (OSError, subprocess.SubprocessError):
         return ""
     return done.stdout.strip() if done.returncode == 0 else ""

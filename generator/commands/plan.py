@@ -11,7 +11,7 @@ from generator.layout import check_out
 from generator.problems import Severity, has_errors
 from generator.reporters import report
 
-_GITHUB_LEVEL = {"refused": "error", "prune": "warning", "recreate": "warning"}
+_GITHUB_LEVEL = {"refused": "error", "stop": "warning", "prune": "warning", "recreate": "warning"}
 
 
 def run(
@@ -29,12 +29,12 @@ def run(
     if has_errors(shown):
         print("gen: no plan: the render has errors", file=sys.stderr)
         return 1
-    from generator.preview import sync
+    from generator.preview import engine, sync
     from generator.render import write
 
     changes = list(result.changes)
     if not targets:  # directories no target renders any more leave Git whole
-        changes += sync.removed_directories(out, write.removals(out, result.plans))
+        changes += engine.removed_directories(out, write.removals(out, result.plans))
     changes = sync.ordered(changes)
     if fmt == "json":
         print(json.dumps([c.as_dict() for c in changes], indent=2))

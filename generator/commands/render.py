@@ -68,9 +68,9 @@ def _finish(
     plans = result.plans + removed
     if surveyed is not None:
         return _check(out, plans, fmt, shown, surveyed())
-    from generator.preview import sync  # what the sync changes: not asked of a check
+    from generator.preview import engine, sync  # what the sync changes: not asked of a check
 
-    changes = result.changes + sync.removed_directories(out, removed)
+    changes = result.changes + engine.removed_directories(out, removed)
     if diff:
         text = "".join(
             write.unified_diff(write.safe_dir(out, plan.reldir), plan.with_manifest(), plan.reldir) for plan in plans

@@ -624,3 +624,66 @@ def _check_extenders(extenders: list[Any], path: Path) -> Iterator[Finding]:
             binders += 1
             if binders > 1:
                 yield error_at((*path, i, "bindVerb"), "scheduler-extender", "only one extender can implement bind")
+
+
+# The default profile's Score plugins and weights: v1's getDefaultPlugins (multiPoint), 1.35.
+DEFAULT_SCORE_WEIGHTS = {
+    "TaintToleration": 3,
+    "NodeAffinity": 2,
+    "NodeResourcesFit": 1,
+    "VolumeBinding": 1,
+    "PodTopologySpread": 2,
+    "InterPodAffinity": 2,
+    "DynamicResources": 1,
+    "NodeResourcesBalancedAllocation": 1,
+    "ImageLocality": 1,
+}
+DEFAULT_FIT_STRATEGY: dict[str, Any] = {
+    "type": "LeastAllocated",
+    "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}],
+}
+
+
+def _scores(name: str) -> bool:
+    return "score" in IN_TREE_PLUGINS.get(name, KNOWN_OUT_OF_TREE.get(name, frozenset({"score"})))
+
+
+def score_weights(profile: dict[str, Any]) -> dict[str, int]:
+    """The Score plugins a profile runs and their weights, as kube-scheduler builds them: the
+    default multiPoint set merged with the profile's (mergePluginSet: a disabled name or `*`
+    drops defaults, a re-enabled default keeps its place with the new weight), then expanded to
+    the score point (expandMultiPointPlugins: the score set's own entries win, its disabled
+    names drop multiPoint ones, `*` there drops them all). A weight of 0 or none is 1."""
+    multi_disabled = {p.get("name") for p in _plugins_of(profile, "multiPoint", "disabled")}
+    multi_enabled = _plugins_of(profile, "multiPoint", "enabled")
+    merged: dict[str, int] = {}
+    if "*" not in multi_disabled:
+        merged = {name: weight for name, weight in DEFAULT_SCORE_WEIGHTS.items() if name not in multi_disabled}
+    for entry in multi_enabled:
+        merged[str(entry.get("name"))] = int(
+            entry.get("weight") or DEFAULT_SCORE_WEIGHTS.get(str(entry.get("name")), 1)
+        )
+    score_disabled = {p.get("name") for p in _plugins_of(profile, "score", "disabled")}
+    out = {str(p.get("name")): int(p.get("weight") or 1) for p in _plugins_of(profile, "score", "enabled")}
+    if "*" not in score_disabled:
+        for name, weight in merged.items():
+            if _scores(name) and name not in score_disabled and name not in out:
+                out[name] = weight or 1
+    return out
+
+
+def plugin_args(profile: dict[str, Any], name: str) -> dict[str, Any]:
+    """The args a profile's pluginConfig gives a plugin ({} when none)."""
+    for cfg in profile.get("pluginConfig") or []:
+        if isinstance(cfg, dict) and cfg.get("name") == name and isinstance(cfg.get("args"), dict):
+            return cfg["args"]
+    return {}
+
+
+def fit_strategy(profile: dict[str, Any]) -> dict[str, Any]:
+    """NodeResourcesFit's scoringStrategy with v1's defaults (LeastAllocated, cpu and memory at 1)."""
+    strategy = dict(plugin_args(profile, "NodeResourcesFit").get("scoringStrategy") or {})
+    strategy.setdefault("type", "LeastAllocated")
+    if not strategy.get("resources"):
+        strategy["resources"] = DEFAULT_FIT_STRATEGY["resources"]
+    return strategy

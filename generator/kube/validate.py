@@ -13,7 +13,7 @@ import dataclasses
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import cache, partial
@@ -149,20 +149,28 @@ GROUP_RULES: dict[tuple[str, str], Callable[[dict[str, Any]], Iterator[Finding]]
 
 
 def pod_security_finding(
-    v: pod_security.Violation, namespace: str, level: str | None, own_output: bool
+    v: pod_security.Violation, namespace: str, level: str | None, own_output: bool, created_by_gen: bool = False
 ) -> Finding | None:
-    """A failed Pod Security check where the Pods' namespace enforces level (None: unknown)."""
+    """A failed Pod Security check where the Pods' namespace enforces level (None: unknown);
+    created_by_gen: gen creates that Namespace, at the level its Target sets."""
     if level is not None and pod_security.LEVELS[v.level] <= pod_security.LEVELS[level]:
+        lower = "privileged" if v.level == "baseline" else "baseline"
+        if created_by_gen:
+            hint = (
+                f"gen creates namespace {namespace} at the level its Target sets: meet {shown(level)}, or set "
+                f"namespaces: {{{namespace}: {{podSecurity: {lower}}}}} on the Target"
+            )
+        elif own_output:
+            hint = f"meet {shown(level)}, or lower the level where Namespace {namespace} is defined"
+        else:
+            hint = "meet the level, or run the workload in a namespace that enforces a lower one"
         return Finding(
             v.path,
             "pod-security",
             Severity.ERROR,
             f"namespace {namespace} enforces Pod Security {shown(level)}, which refuses these Pods "
             f"(check {v.check}): {v.detail}",
-            "gen's namespaces enforce restricted: to run it, bring a Namespace of your own with a lower "
-            "level (a Manifests policy, and createNamespaces: false on the Target)"
-            if own_output
-            else "meet the level, or run the workload in a namespace that enforces a lower one",
+            hint,
         )
     if v.check in pod_security.HOST_AND_PRIVILEGE or v.path[-1] in ("allowPrivilegeEscalation", "add"):
         return Finding(
@@ -190,6 +198,7 @@ class ManifestValidator:
         own_output: bool = False,
         enforced: Mapping[str, str] | None = None,
         definitions: crds.Catalog | None = None,
+        gen_namespaces: Collection[str] = (),
         feature_gates: Mapping[str, bool] | None = None,
     ) -> None:
         for version in versions:
@@ -199,6 +208,7 @@ class ManifestValidator:
         self.opinion = Severity.ERROR if own_output else Severity.WARNING
         # namespace -> the Pod Security level it enforces; None: judged by the caller afterwards
         self.enforced = dict(enforced) if enforced is not None else None
+        self.gen_namespaces = frozenset(gen_namespaces)  # the namespaces gen creates, at the level their Target sets
         self.definitions = definitions  # CRDs that judge the custom resources they define
         self.feature_gates = dict(sorted((feature_gates or {}).items()))  # as the clusters set them
 
@@ -366,7 +376,13 @@ class ManifestValidator:
         namespace = (obj.get("metadata") or {}).get("namespace")
         level = self.enforced.get(namespace) if isinstance(namespace, str) else None
         for v in pod_security.workload_violations(obj):
-            finding = pod_security_finding(v, str(namespace), level, own_output=self.opinion is Severity.ERROR)
+            finding = pod_security_finding(
+                v,
+                str(namespace),
+                level,
+                own_output=self.opinion is Severity.ERROR,
+                created_by_gen=namespace in self.gen_namespaces,
+            )
             if finding is not None:
                 yield finding
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.gitops import JOB_ANNOTATIONS
+from generator.gitops import job_annotations
 from generator.kube.pods import DELETION_COST
 from generator.layout import FRAGMENTS_DIR
-from generator.policies import podspec
+from generator.policies import manifests, podspec
 from generator.policies.policy import Policy
 from generator.policies.targets import Target
 
@@ -102,7 +102,7 @@ def _replicated(policy: Policy, target: Target) -> dict[str, Any]:
         {**rule, "namespaces": namespaces} for rule, namespaces in zip(rules, across(policy, target) or [], strict=True)
     ]
     spec = policy.spec
-    liveness = spec.get("livenessProbe") or liveness_from_readiness(spec.get("readinessProbe"))
+    liveness = spec.get("livenessProbe") or default_liveness(spec)
     fields = {**spec, "livenessProbe": liveness} if liveness else spec
     resources = gpu_resources(spec["resources"], spec["gpu"]) if "gpu" in spec else spec["resources"]
     writer = cost_writer_container(spec)
@@ -301,7 +301,7 @@ def _gpu(policy: Policy, target: Target) -> dict[str, Any]:
         template["metadata"]["annotations"] = spec["podAnnotations"]
     job = job_spec(spec, template)
     if spec["workloadKind"] == "Job":
-        return {"job_spec": job, "sync_annotations": JOB_ANNOTATIONS, "pod_group": pod_group(spec)}
+        return {"job_spec": job, "sync_annotations": job_annotations(target.engines), "pod_group": pod_group(spec)}
     return {
         "cronjob_spec": {**spec["cronJob"], "jobTemplate": {"metadata": {"labels": pod_labels(policy)}, "spec": job}}
     }
@@ -321,14 +321,39 @@ def pod_group(spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# The JobSpec fields a GpuWorkload also takes at spec level, as shorthands.
+JOB_SHORTHANDS = ("backoffLimit", "ttlSecondsAfterFinished")
+# A GPU Job's default: a failed Pod fails the Job rather than holding GPUs for six retries.
+DEFAULT_BACKOFF_LIMIT = 0
+
+
 def job_spec(spec: dict[str, Any], template: dict[str, Any]) -> dict[str, Any]:
-    """A GpuWorkload's JobSpec: the spec-level shorthands, then spec.job's fields, then the Pod."""
-    job: dict[str, Any] = {"backoffLimit": spec["job"].get("backoffLimit", spec["backoffLimit"])}
-    if "ttlSecondsAfterFinished" in spec:
-        job["ttlSecondsAfterFinished"] = spec["ttlSecondsAfterFinished"]
+    """A GpuWorkload's JobSpec: the spec-level shorthands, then spec.job's fields, then the Pod.
+
+    gen's backoffLimit default stays out of an Indexed Job with backoffLimitPerIndex: the Job
+    controller fails a Job once its failed Pods exceed backoffLimit, whatever the per-index limit,
+    so a 0 there would let one failed rank fail every index. Unset, Kubernetes defaults it to
+    MaxInt32 (SetDefaults_Job), and the per-index limit decides.
+    """
+    job: dict[str, Any] = {}
+    for key in JOB_SHORTHANDS:
+        if key in spec:
+            job[key] = spec[key]
+    if "backoffLimit" not in job and "backoffLimitPerIndex" not in spec["job"]:
+        job["backoffLimit"] = DEFAULT_BACKOFF_LIMIT
     job.update(spec["job"])
     job["template"] = template
     return job
+
+
+def default_liveness(spec: dict[str, Any]) -> dict[str, Any] | None:
+    """The liveness probe gen adds to a service that asked for none: a check of its readiness
+    port, except on a GPU server without a startupProbe. Loading weights takes minutes, and the
+    kubelet holds a liveness probe back only while a startupProbe has not yet succeeded: gen
+    cannot size one for a model it does not know, so it adds no liveness probe there."""
+    if "gpu" in spec and "startupProbe" not in spec:
+        return None
+    return liveness_from_readiness(spec.get("readinessProbe"))
 
 
 def liveness_from_readiness(readiness: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -370,17 +395,26 @@ def build(policy: Policy, target: Target) -> dict[str, Any]:
 
 
 def namespaces(target: Target) -> dict[str, list[Policy]]:
-    """Namespaces the target's workloads run in, each with the policies that use it."""
+    """The Namespaces gen creates for a target, each with the policies that use it: every
+    namespace its workloads run in, its Manifests objects live in, or the Target declares under
+    `namespaces`. Never a system namespace, nor one a Manifests policy brings a Namespace for
+    (the team's own object wins)."""
     if not target.create_namespaces:
         return {}
+    brought = manifests.namespaces_brought(target.of_kind("Manifests")).keys()
+    custom = manifests.cluster_kinds(target.of_kind("Manifests"))
     used: dict[str, list[Policy]] = {}
     for policy in sorted(target.policies, key=lambda p: (p.file, p.kind, p.name)):
         if policy.kind == "Scheduler":
-            ns = scheduler_namespace(policy)
+            found = {scheduler_namespace(policy)}
         elif policy.kind in ("GpuWorkload", "ReplicatedService"):
-            ns = policy.spec["namespace"]
+            found = {policy.spec["namespace"]}
+        elif policy.kind == "Manifests":
+            found = manifests.namespaces_used(policy, custom)
         else:
             continue
-        if ns not in SYSTEM_NAMESPACES:
+        for ns in sorted(found - SYSTEM_NAMESPACES - brought):
             used.setdefault(ns, []).append(policy)
+    for ns in sorted(target.pod_security.keys() - SYSTEM_NAMESPACES - brought - used.keys()):
+        used[ns] = [target.policy]
     return dict(sorted(used.items()))

@@ -1,6 +1,8 @@
 """The product names NVIDIA GPU Feature Discovery writes into `nvidia.com/gpu.product`, from
 the bundled table (generator/data/gfd-products.json, provenance in the file), so a policy's
-`gpu.models` can be checked before any node is asked: `A100` never matches a GFD label.
+`gpu.models` can be checked before any node is asked: `A100` never matches a GFD label; and
+the `nvidia.com/gpu.memory` GFD writes for the products the table has seen, so a `minMemoryMiB`
+no listed model reaches is caught (an H100 80GB HBM3 is labelled 81559, not 81920).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ import difflib
 import json
 import re
 from functools import cache
+from typing import Any
 
 from generator.resources import data_dir
 
@@ -22,10 +25,27 @@ def sanitise(name: str) -> str:
 
 
 @cache
+def _table() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((data_dir("data") / "gfd-products.json").read_text(encoding="utf-8"))
+    return data
+
+
+@cache
 def products() -> dict[str, frozenset[str]]:
     """GFD product name -> the MIG profiles its `single` strategy can append."""
-    table = json.loads((data_dir("data") / "gfd-products.json").read_text(encoding="utf-8"))["products"]
-    return {sanitise(name): frozenset(sanitise(p) for p in profiles) for name, profiles in table.items()}
+    return {sanitise(name): frozenset(sanitise(p) for p in profiles) for name, profiles in _table()["products"].items()}
+
+
+@cache
+def memory_mib() -> dict[str, int]:
+    """GFD product name -> the `nvidia.com/gpu.memory` GFD writes for it (MiB), where known."""
+    return {sanitise(name): entry["MiB"] for name, entry in _table()["memoryMiB"].items() if not name.startswith("$")}
+
+
+def product_memory(label: str) -> int | None:
+    """The memory label of a whole-GPU product (shared or not); None for a MIG product or one
+    the table has not seen."""
+    return memory_mib().get(label.removesuffix(SHARED))
 
 
 def is_product(label: str) -> bool:

@@ -14,7 +14,7 @@ from typing import Any
 
 from generator import schemas
 from generator.files import walk
-from generator.kube import scope
+from generator.kube import names, scope
 from generator.kube.api_versions import split_api
 from generator.kube.scope import BUILD_TOOL_GROUPS, is_definition
 from generator.policies.policy import Policy
@@ -229,3 +229,27 @@ def placed(obj: RawObject, policy: Policy, custom: frozenset[tuple[str, str]]) -
     if namespace is not None and "namespace" not in meta and not _cluster_scoped(data, custom):
         meta["namespace"] = namespace
     return data
+
+
+def namespaces_used(policy: Policy, custom: frozenset[tuple[str, str]]) -> set[str]:
+    """The namespaces the policy's namespaced objects live in (as placed: the policy's namespace
+    where an object names none); custom are the cluster-scoped kinds the target's CRDs define.
+    A name no namespace can have is left to the object's own finding."""
+    used = set()
+    for obj in load(policy)[0]:
+        if _cluster_scoped(obj.data, custom):
+            continue
+        namespace = obj.data["metadata"].get("namespace", policy.spec.get("namespace"))
+        if isinstance(namespace, str) and names.dns1123_label(namespace) is None:
+            used.add(namespace)
+    return used
+
+
+def namespaces_brought(policies: Iterable[Policy]) -> dict[str, RawObject]:
+    """The Namespace objects these Manifests policies bring, by name."""
+    return {
+        str(obj.data["metadata"]["name"]): obj
+        for policy in policies
+        for obj in load(policy)[0]
+        if obj.data["kind"] == "Namespace" and split_api(obj.data["apiVersion"])[0] == ""
+    }

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from generator import gitops
-from generator.kube import scope
+from generator.kube import pod_security, scope
 from generator.kube.pods import DELETION_COST
 from generator.kube.scheduler_config import (
     EXTENSION_POINTS,
@@ -20,6 +20,7 @@ from generator.kube.scheduler_config import (
     enabled_plugins,
     plugin_entry,
 )
+from generator.kube.updates import MAX_INT32
 from generator.policies import context, gfd, manifests
 from generator.policies.policy import Policy, builtin_policy
 from generator.policies.targets import Target
@@ -135,6 +136,17 @@ def gpu_rules(target: Target) -> Iterator[Problem]:
                     f"{gpu} comes from gpu.count; do not set it in {'.'.join(at)}",
                     key=True,
                 )
+        if policy.kind == "ReplicatedService" and "livenessProbe" in spec and "startupProbe" not in spec:
+            yield policy.problem(
+                ("livenessProbe",),
+                "gpu-liveness-startup",
+                "a liveness probe without a startupProbe on a GPU server: it runs while the model's weights "
+                "load, and the kubelet restarts the container once it fails failureThreshold times in a row",
+                severity=Severity.WARNING,
+                hint="add a startupProbe whose failureThreshold × periodSeconds covers loading the weights "
+                "(the kubelet holds liveness back until it succeeds)",
+                key=True,
+            )
         if "models" not in spec["gpu"] and "minMemoryMiB" not in spec["gpu"]:
             yield policy.problem(
                 ("gpu",),
@@ -219,10 +231,6 @@ def gang_rules(target: Target) -> Iterator[Problem]:
             )
 
 
-# The JobSpec fields a GpuWorkload also takes at spec level, as shorthands.
-_JOB_SHORTHANDS = ("backoffLimit", "ttlSecondsAfterFinished")
-
-
 def _batch_fields(policy: Policy) -> Iterator[Problem]:
     """spec.job and spec.cronJob belong to the kinds that have them, each field in one place."""
     kind = policy.spec["workloadKind"]
@@ -243,7 +251,7 @@ def _batch_fields(policy: Policy) -> Iterator[Problem]:
             "a CronJob needs cronJob.schedule",
             hint='add cronJob: {schedule: "0 2 * * *"} (minute hour day-of-month month day-of-week)',
         )
-    for key in _JOB_SHORTHANDS:
+    for key in context.JOB_SHORTHANDS:
         if key in written and key in (written.get("job") or {}):
             yield policy.problem(
                 ("job", key),
@@ -252,6 +260,31 @@ def _batch_fields(policy: Policy) -> Iterator[Problem]:
                 hint=f"keep one (spec.{key} is a shorthand for spec.job.{key})",
                 key=True,
             )
+    yield from _backoff_limit_per_index(policy)
+
+
+def _backoff_limit_per_index(policy: Policy) -> Iterator[Problem]:
+    """An explicit backoffLimit below what backoffLimitPerIndex allows: the Job controller fails
+    the Job once its failed Pods exceed backoffLimit (syncJob's exceedsBackoffLimit), per-index
+    limit or not, so the indexes never get the retries they were given."""
+    job = policy.spec["job"]
+    per_index, completions = job.get("backoffLimitPerIndex"), job.get("completions")
+    at = ("job", "backoffLimit") if "backoffLimit" in job else ("backoffLimit",)
+    limit = job.get("backoffLimit", policy.spec.get("backoffLimit"))
+    if not (isinstance(per_index, int) and isinstance(completions, int) and isinstance(limit, int)):
+        return
+    if limit >= completions * per_index:
+        return
+    yield policy.problem(
+        at,
+        "gpu-job-backoff",
+        f"backoffLimit {limit} beside backoffLimitPerIndex {per_index}: the Job fails as soon as more than "
+        f"{limit} Pods have failed across all indexes, before its {completions} indexes use the "
+        f"{completions * per_index} retries backoffLimitPerIndex gives them",
+        severity=Severity.WARNING,
+        hint=f"remove backoffLimit (Kubernetes then defaults it to {MAX_INT32} and each index's limit decides), "
+        f"or raise it to at least {completions * per_index}",
+    )
 
 
 def _writer_container_problem(policy: Policy) -> Problem | None:
@@ -409,6 +442,60 @@ def pod_rules(target: Target) -> Iterator[Problem]:
                     hint="every container, init container and sidecar needs its own name",
                 )
             seen.add(name)
+        yield from _pod_fields_gen_derives(policy)
+
+
+def _pod_fields_gen_derives(policy: Policy) -> Iterator[Problem]:
+    """A `pod` field that overrides what gen derives from another field of the same policy: the
+    policy's own value wins, and what gen built on the other one no longer holds."""
+    spec, pod = policy.spec, policy.spec.get("pod", {})
+    found: list[tuple[str, str, str]] = []  # (pod field, what breaks, hint)
+    if (
+        policy.kind == "ReplicatedService"
+        and "schedulerName" in pod
+        and pod["schedulerName"] != spec.get("schedulerName")
+    ):
+        found.append(
+            (
+                "schedulerName",
+                "gen's checks and `gen explain gpu` read spec.schedulerName, and the Pods would go to another scheduler",
+                "set spec.schedulerName alone",
+            )
+        )
+    writer = spec.get("costWriter")
+    if writer is not None and "serviceAccountName" in pod and pod["serviceAccountName"] != writer["serviceAccount"]:
+        found.append(
+            (
+                "serviceAccountName",
+                f"the cost writer's RBAC is bound to costWriter.serviceAccount {writer['serviceAccount']!r}, and "
+                "the Pods would run as another account that cannot patch them",
+                "set costWriter.serviceAccount alone",
+            )
+        )
+    if writer is not None and pod.get("automountServiceAccountToken") is False:
+        found.append(
+            (
+                "automountServiceAccountToken",
+                "the cost writer would have no token to patch its Pod with",
+                "remove it: gen mounts the token only for a cost writer",
+            )
+        )
+    if policy.kind == "GpuWorkload" and "service" in spec and "subdomain" in pod and pod["subdomain"] != policy.name:
+        found.append(
+            (
+                "subdomain",
+                f"ranks resolve as <pod>.{policy.name} only with the subdomain of the headless Service gen renders",
+                "remove it: gen sets the subdomain to the Service's name",
+            )
+        )
+    for field, breaks, hint in found:
+        yield policy.problem(
+            ("pod", field),
+            "pod-field-derived",
+            f"pod.{field} overrides what gen derives from this policy: {breaks}",
+            severity=Severity.WARNING,
+            hint=hint,
+        )
 
 
 def service_rules(target: Target) -> Iterator[Problem]:
@@ -484,6 +571,32 @@ def manifests_rules(target: Target) -> Iterator[Problem]:
         yield from manifests.namespace_problems(policy, custom)
 
 
+def namespace_rules(target: Target) -> Iterator[Problem]:
+    """A Pod Security level the Target declares for a namespace and no Namespace of gen's
+    carries: gen creates none (createNamespaces false, a system namespace), or a Manifests
+    policy brings its own, whose labels decide."""
+    brought = manifests.namespaces_brought(target.of_kind("Manifests"))
+    for name, level in target.pod_security.items():
+        at = ("namespaces", name)
+        if not target.create_namespaces:
+            reason, hint = "createNamespaces is false", "label the Namespace you bring, or drop createNamespaces: false"
+        elif name in context.SYSTEM_NAMESPACES:
+            reason, hint = f"gen never creates the system namespace {name}", "label it where the cluster defines it"
+        elif name in brought and (own := pod_security.enforced_level(brought[name].data)) != level:
+            reason = f"a Manifests policy brings Namespace {name}, which enforces {own or 'no level'}"
+            hint = f"label that Namespace pod-security.kubernetes.io/enforce: {level}, or let gen create it"
+        else:
+            continue
+        yield target.policy.problem(
+            at,
+            "target-namespace",
+            f"podSecurity {level} for namespace {name} is applied to no Namespace: {reason}",
+            severity=Severity.WARNING,
+            hint=hint,
+            key=True,
+        )
+
+
 # A Job's name is a label value (batch.kubernetes.io/job-name): at most 63 characters.
 _JOB_NAME_MAX = 63
 NAME_HASH_LENGTH = 8  # the hex digits `whenChanged: newName` appends, after a '-'
@@ -527,6 +640,19 @@ def gitops_rules(target: Target) -> Iterator[Problem]:
                 severity=Severity.WARNING,
                 hint="drop it; gen's Jobs need no replace (whenChanged: newName runs a change as a new Job)",
             )
+    argocd = target.gitops.get("argocd", {})
+    created = gitops.option_value(gitops.application_sync_options(argocd, target.create_namespaces), "CreateNamespace")
+    if "managedNamespaceMetadata" in argocd and created != "true":
+        yield target.policy.problem(
+            ("gitops", "argocd", "managedNamespaceMetadata"),
+            "argocd-namespace-metadata",
+            "managedNamespaceMetadata does nothing without the sync option CreateNamespace=true: "
+            "Argo CD sets it only on the destination namespace it creates",
+            severity=Severity.WARNING,
+            hint="add CreateNamespace=true to syncOptions (and set destinationNamespace), or put the labels "
+            "on a Namespace object (Target namespaces, or a Manifests policy)",
+            key=True,
+        )
     for policy in target.of_kind("GpuWorkload"):
         if policy.spec["workloadKind"] == "Job" and target.gitops:
             for path in _ttl_paths(policy):
@@ -589,6 +715,7 @@ def gpu_model_rules(target: Target) -> Iterator[Problem]:
     """With GPU Feature Discovery's labels, a model must be a product name GFD writes: a short
     name (`A100`) matches no node, and every Pod stays Pending."""
     gfd_model = context.GPU_LABEL_PRESETS["nvidia-gfd"]["model"]
+    gfd_memory = context.GPU_LABEL_PRESETS["nvidia-gfd"]["memoryMiB"]
     for policy in target.of_kind("GpuWorkload") + target.of_kind("ReplicatedService"):
         gpu = policy.spec.get("gpu")
         if gpu is None or context.gpu_labels(gpu, target)["model"] != gfd_model:
@@ -608,6 +735,28 @@ def gpu_model_rules(target: Target) -> Iterator[Problem]:
                 )
                 + " (a MIG product ends in -MIG-<profile>, a shared GPU in -SHARED)",
             )
+        if context.gpu_labels(gpu, target)["memoryMiB"] == gfd_memory:
+            yield from _unreachable_memory(policy, gpu)
+
+
+def _unreachable_memory(policy: Policy, gpu: dict[str, Any]) -> Iterator[Problem]:
+    """`minMemoryMiB` above the `nvidia.com/gpu.memory` GFD writes for every model the policy
+    lists matches no node: GFD writes NVML's total (81559 for an H100 80GB HBM3), not 80·1024."""
+    wanted, models = gpu.get("minMemoryMiB"), gpu.get("models") or []
+    memories = {model: gfd.product_memory(model) for model in models}
+    if wanted is None or not models or None in memories.values():
+        return  # without models, or with one the table has not seen, any node may still reach it
+    most = max(m for m in memories.values() if m is not None)
+    if wanted <= most:
+        return
+    shown = ", ".join(f"{model} {memory}" for model, memory in memories.items())
+    yield policy.problem(
+        ("gpu", "minMemoryMiB"),
+        "gpu-memory-unreachable",
+        f"minMemoryMiB {wanted} is above the nvidia.com/gpu.memory GPU Feature Discovery writes for every "
+        f"listed model ({shown} MiB): no node matches",
+        hint=f"ask for at most {most} (GFD labels NVML's total memory in MiB, what nvidia-smi shows)",
+    )
 
 
 RULES: tuple[Callable[[Target], Iterator[Problem]], ...] = (
@@ -620,6 +769,7 @@ RULES: tuple[Callable[[Target], Iterator[Problem]], ...] = (
     service_rules,
     placement_rules,
     manifests_rules,
+    namespace_rules,
     gitops_rules,
     gpu_model_rules,
 )

@@ -10,6 +10,7 @@ from functools import cached_property
 from typing import Any
 
 from generator import cache
+from generator.gitops import Engines
 from generator.kube import api_versions
 from generator.kube.api_versions import DEFAULT_VERSION
 from generator.layout import GITOPS_DIR
@@ -51,6 +52,11 @@ class Target:
         for own in ("policy", "policies", "_by_kind"):
             del settings[own]
         return cache.stable_bytes(sorted(settings.items()))
+
+    @cached_property
+    def engines(self) -> Engines:
+        """The GitOps engines its Application / Kustomization sync it with."""
+        return Engines(self.gitops)
 
     @cached_property
     def made_from(self) -> bytes:

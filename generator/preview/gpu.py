@@ -1,17 +1,19 @@
-"""What kube-scheduler will do with a GPU Pod: its filters, and the GPUPacking score.
+"""What kube-scheduler will do with a GPU Pod: its filters, then its profile's scores.
 
 Feasibility is the filters an inventory can answer, in kube-scheduler's order:
 NodeUnschedulable (a cordoned node), TaintToleration (NoSchedule and NoExecute taints against
 the Pod's tolerations, v1.Toleration.ToleratesTaint), NodeAffinity (nodeSelector and required
-terms, k8s.io/component-helpers/scheduling/corev1/nodeaffinity) and NodeResourcesFit (GPUs,
-and CPU and memory where the inventory gives them; Pod requests follow
-k8s.io/component-helpers/resource.PodRequests). The score is the seed's Go plugin, line for line.
+terms, k8s.io/component-helpers/scheduling/corev1/nodeaffinity), NodeResourcesFit (every
+resource the Pod requests, by name, as fitsRequest checks them; Pod requests follow
+k8s.io/component-helpers/resource.PodRequests) and PodTopologySpread's DoNotSchedule
+constraints while Pods are placed. The scores are the profile's its schedulerName names
+(scoring.py): the default profile's, or a Scheduler policy's, GPUPacking the seed's Go plugin.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -21,13 +23,13 @@ from typing import Any
 from generator.kube import names
 from generator.kube.quantity import parse_quantity
 from generator.policies import gfd
+from generator.preview import scoring
 from generator.preview.cost import SampleError, parse_timestamp
 from generator.preview.inputs import InputFile
 from generator.problems import Problem, Severity
 from generator.yamlio.load import Path_
 
 POD_LEVEL_RESOURCES = frozenset({"cpu", "memory"})
-FIT_RESOURCES = ("cpu", "memory", "ephemeral-storage")  # checked where the inventory states them, with the Pod count
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 _INT64 = re.compile(r"^[+-]?[0-9]+\Z")
 _INT64_MAX = 2**63 - 1
@@ -42,6 +44,8 @@ class Node:
     path: Path_ = ()
     taints: list[dict[str, str]] = field(default_factory=list)
     unschedulable: bool = False
+    # what NodeResourcesFit's scoring adds to requested for --pods' Pods that leave cpu or memory out
+    nonzero: dict[str, Decimal] = field(default_factory=dict)
 
     @cached_property
     def shape(self) -> tuple[object, ...]:
@@ -60,6 +64,7 @@ class Placement:
     score: int | None
     reason: str
     target: str = ""
+    plugins: Mapping[str, int] = field(default_factory=dict)  # each Score plugin's 0-100, before weights
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -68,6 +73,7 @@ class Placement:
             "node": self.node,
             "feasible": self.feasible,
             "score": self.score,
+            "plugins": dict(self.plugins),
             "reason": self.reason,
         }
 
@@ -268,20 +274,23 @@ def add_pod_requests(source: InputFile, nodes: list[Node]) -> list[Problem]:
             problems.append(source.problem(err.path, "inventory-invalid", str(err)))
             continue
         _add(bound.requested, {**requests, "pods": Decimal(1)})  # each Pod takes one of the node's Pod slots
+        nonzero = pod_requests(pod["spec"], missing=scoring.DEFAULT_NONZERO)
+        _add(bound.nonzero, {res: nonzero[res] - requests.get(res, Decimal(0)) for res in scoring.DEFAULT_NONZERO})
     return problems
 
 
 # --- Kubernetes semantics ------------------------------------------------------------
 
 
-def _container_requests(container: Any, path: Path_) -> dict[str, Decimal]:
-    """Requests as the API server stores them: a limit without a request defaults the request."""
+def _container_requests(container: Any, path: Path_, missing: Mapping[str, Decimal]) -> dict[str, Decimal]:
+    """Requests as the API server stores them: a limit without a request defaults the request;
+    missing: what a container without a request of a resource counts as."""
     resources = container.get("resources") or {} if isinstance(container, Mapping) else {}
     if not isinstance(resources, Mapping):
         raise InventoryError(path, "resources must be a mapping")
     limits = _quantities(resources.get("limits"), (*path, "resources", "limits"))
     requests = _quantities(resources.get("requests"), (*path, "resources", "requests"))
-    return {**limits, **requests}
+    return {**missing, **limits, **requests}
 
 
 def _add(total: dict[str, Decimal], extra: Mapping[str, Decimal]) -> None:
@@ -295,15 +304,20 @@ def _max(total: dict[str, Decimal], other: Mapping[str, Decimal]) -> None:
             total[name] = amount
 
 
-def pod_requests(spec: Mapping[str, Any], path: Path_ = ()) -> dict[str, Decimal]:
-    """resource.PodRequests: containers and sidecars summed, the largest init step, plus overhead."""
+def pod_requests(
+    spec: Mapping[str, Any], path: Path_ = (), missing: Mapping[str, Decimal] | None = None
+) -> dict[str, Decimal]:
+    """resource.PodRequests: containers and sidecars summed, the largest init step, plus
+    overhead. missing: NonMissingContainerRequests (what scoring counts a container without a
+    request of cpu or memory as)."""
+    missing = missing or {}
     reqs: dict[str, Decimal] = {}
     for i, container in enumerate(spec.get("containers") or []):
-        _add(reqs, _container_requests(container, (*path, "containers", i)))
+        _add(reqs, _container_requests(container, (*path, "containers", i), missing))
     sidecars: dict[str, Decimal] = {}
     init_peak: dict[str, Decimal] = {}
     for i, container in enumerate(spec.get("initContainers") or []):
-        own = _container_requests(container, (*path, "initContainers", i))
+        own = _container_requests(container, (*path, "initContainers", i), missing)
         if isinstance(container, Mapping) and container.get("restartPolicy") == "Always":
             _add(reqs, own)
             _add(sidecars, own)
@@ -426,12 +440,6 @@ def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, str]) -> bool:
 UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "value": "", "effect": "NoSchedule"}
 
 
-def filter_failures(spec: Mapping[str, Any], node: Node, extra: Mapping[str, Decimal]) -> list[str]:
-    """kube-scheduler's filters that reject node, in its order, each naming what failed.
-    extra: the Pod's requests gen checks with NodeResourcesFit beyond the GPU (CPU, memory)."""
-    return placement_failures(spec, node) + fit_failures(node, extra)
-
-
 def placement_failures(spec: Mapping[str, Any], node: Node) -> list[str]:
     """The filters that read only the node's labels, taints and cordon: NodeUnschedulable,
     TaintToleration, NodeAffinity. Nodes of one node group share their answer."""
@@ -450,19 +458,28 @@ def placement_failures(spec: Mapping[str, Any], node: Node) -> list[str]:
     return failures
 
 
-def fit_failures(node: Node, extra: Mapping[str, Decimal]) -> list[str]:
-    """NodeResourcesFit for the resources the inventory states, beyond the GPU."""
+def fit_failures(node: Node, wanted: Mapping[str, Decimal], free: Mapping[str, Decimal] | None = None) -> list[str]:
+    """NodeResourcesFit (fitsRequest) for every resource the Pod requests, each by name: a
+    resource the node does not state it has none of, as kube-scheduler reads it (a Pod slot
+    only where the inventory states them: kubelet always does). free: what is left when Pods
+    placed by gen took some; else allocatable - requested."""
     failures = []
-    for name, amount in sorted(extra.items()):
-        if name in node.allocatable:
-            free = node.allocatable[name] - node.requested.get(name, Decimal(0))
-            if amount > free and name == "pods":
-                failures.append(f"NodeResourcesFit: too many pods: all {_show(node.allocatable[name])} taken")
-            elif amount > free:
-                failures.append(
-                    f"NodeResourcesFit: insufficient {name}: needs {human(name, amount)}, {human(name, free)} free"
-                    f" ({human(name, node.allocatable[name])} allocatable)"
-                )
+    for name, amount in sorted(wanted.items()):
+        if not amount or (name == "pods" and name not in node.allocatable):
+            continue
+        allocatable = node.allocatable.get(name, Decimal(0))
+        left = free.get(name, Decimal(0)) if free is not None else allocatable - node.requested.get(name, Decimal(0))
+        if amount <= left:
+            continue
+        if name == "pods":
+            failures.append(f"NodeResourcesFit: too many pods: all {_show(allocatable)} taken")
+        elif name not in node.allocatable:
+            failures.append(f"NodeResourcesFit: insufficient {name}: needs {human(name, amount)}, the node has none")
+        else:
+            failures.append(
+                f"NodeResourcesFit: insufficient {name}: needs {human(name, amount)}, {human(name, left)} free"
+                f" ({human(name, allocatable)} allocatable)"
+            )
     return failures
 
 
@@ -566,7 +583,9 @@ class GpuPod:
     """A rendered GPU workload: its name, GPU resource and Pod spec; for a service or a gang,
     how many of its Pods must run (floor) and may run (ceiling), and whether no two may share a
     node (required anti-affinity on the hostname); the target it is rendered for, and the value
-    of its PriorityClass there (what kube-scheduler places first)."""
+    of its PriorityClass there (what kube-scheduler places first); its template labels, whether
+    a Service or ReplicaSet selects its Pods (PodTopologySpread's system defaults), and the
+    scheduler profile its schedulerName names."""
 
     name: str
     resource: str
@@ -578,6 +597,27 @@ class GpuPod:
     gang: bool = False
     target: str = ""
     priority: int = 0
+    labels: Mapping[str, str] = field(default_factory=dict)
+    selected: bool = False
+    profile: scoring.Profile = scoring.DEFAULT_PROFILE
+    surge: int = 0  # a Deployment's rolling update: Pods above the floor it creates (maxSurge)
+
+    @cached_property
+    def requests(self) -> dict[str, Decimal]:
+        """What NodeResourcesFit filters on: every resource requested, and one Pod slot."""
+        return {name: amount for name, amount in pod_requests(self.spec).items() if amount} | {"pods": Decimal(1)}
+
+    @cached_property
+    def request_ints(self) -> dict[str, int]:
+        """The requests in the int64 view NodeInfo sums per Pod."""
+        return scoring.int64s({res: amount for res, amount in self.requests.items() if res != "pods"})
+
+    @cached_property
+    def nonzero_ints(self) -> dict[str, int]:
+        """cpu and memory as NodeResourcesFit's scoring counts them (a container without a
+        request counts DefaultMilliCPURequest and DefaultMemoryRequest)."""
+        nonzero = pod_requests(self.spec, missing=scoring.DEFAULT_NONZERO)
+        return {res: scoring.int64(res, nonzero.get(res, Decimal(0))) for res in scoring.DEFAULT_NONZERO}
 
 
 @dataclass(frozen=True)
@@ -593,6 +633,8 @@ class Capacity:
     fit_ceiling: int
     gang: bool
     target: str = ""
+    surge: int = 0  # a Deployment's rolling update: the maxSurge Pods it adds above the floor
+    fit_surge: int = 0  # how many of them fit beside the floor
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -604,6 +646,8 @@ class Capacity:
             "placed": [{"node": node, "replicas": count} for node, count in self.placed],
             "fit_floor": self.fit_floor,
             "fit_ceiling": self.fit_ceiling,
+            "surge": self.surge,
+            "fit_surge": self.fit_surge,
         }
 
     def summary(self) -> str:
@@ -630,14 +674,62 @@ class Capacity:
         )
 
 
+def _with_hostname(node: Node) -> dict[str, str]:
+    return {scoring.HOSTNAME: node.name, **node.labels}  # kubelet always sets the hostname label
+
+
+def _hard_spread(pod: GpuPod) -> list[Mapping[str, Any]]:
+    """The Pod's DoNotSchedule spread constraints: its own, or its profile's default ones."""
+    constraints = scoring.spread_constraints(pod.spec, pod.selected, pod.profile)
+    return [c for c in constraints if c.get("whenUnsatisfiable") == "DoNotSchedule"]
+
+
+class _Spread:
+    """PodTopologySpread's Filter for the Pod's DoNotSchedule constraints (only its own Pods
+    match its selector here): placing one more in the node's domain must keep the skew against
+    the emptiest domain within maxSkew (filtering.go). nodes: those whose domains count."""
+
+    def __init__(self, pod: GpuPod, nodes: list[Node], own: Mapping[str, int]) -> None:
+        self.constraints = _hard_spread(pod)
+        self.counts: dict[str, dict[str, int]] = {c["topologyKey"]: {} for c in self.constraints}
+        for node in nodes:
+            labels = _with_hostname(node)
+            if all(key in labels for key in self.counts):  # a node lacking one key counts in none
+                for key, counts in self.counts.items():
+                    counts[labels[key]] = counts.get(labels[key], 0) + own.get(node.name, 0)
+
+    def refusal(self, node: Node) -> str | None:
+        """Why one more Pod on node breaks a constraint, or None."""
+        for c in self.constraints:
+            key = c["topologyKey"]
+            value = _with_hostname(node).get(key)
+            if value is None:
+                return f"PodTopologySpread: node has no {key} label"
+            counts = self.counts[key]
+            skew = counts.get(value, 0) + 1 - min(counts.values(), default=0)
+            if skew > int(c.get("maxSkew", 1)):
+                return (
+                    f"PodTopologySpread: {key}={value} would be {skew} Pods above the emptiest domain "
+                    f"(maxSkew {c.get('maxSkew', 1)})"
+                )
+        return None
+
+
 class Pool:
     """What the inventory's nodes have free while Pods are placed on them one at a time: each
-    placement takes its GPUs, CPU, memory, ephemeral storage and Pod slot. A node's free
-    resources are worked out when a placement first looks at it."""
+    placement takes every resource its Pod requests and a Pod slot. A node's free resources are
+    worked out when a placement first looks at it; what the Score plugins read of it is kept
+    until a placement changes it."""
 
     def __init__(self, nodes: Iterable[Node]) -> None:
         self._nodes = {node.name: node for node in nodes}
         self.free: dict[str, dict[str, Decimal]] = {}
+        # the int64 view the scores read: allocatable, requested, NonZeroRequested
+        self._ints: dict[str, tuple[dict[str, int], dict[str, int], dict[str, int]]] = {}
+        self._version: dict[str, int] = {}
+        self._candidates: dict[tuple[int, str], tuple[int, scoring.Candidate]] = {}
+        self._statics: dict[tuple[int, object], tuple[int, int]] = {}  # (pod, node shape) -> taints, affinity
+        self._matching: dict[int, list[Node]] = {}
 
     def left(self, name: str) -> dict[str, Decimal]:
         found = self.free.get(name)
@@ -648,49 +740,161 @@ class Pool:
             }
         return found
 
+    def _int64(self, name: str) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
+        found = self._ints.get(name)
+        if found is None:
+            node = self._nodes[name]
+            requested = scoring.int64s(node.requested)
+            nonzero = {
+                res: requested.get(res, 0) + scoring.int64(res, node.nonzero.get(res, Decimal(0)))
+                for res in scoring.DEFAULT_NONZERO
+            }
+            found = self._ints[name] = (scoring.int64s(node.allocatable), requested, nonzero)
+        return found
+
+    def _affine(self, pod: GpuPod) -> list[Node]:
+        """The nodes whose domains PodTopologySpread's Filter counts: those that match the
+        Pod's nodeSelector and required node affinity (nodeAffinityPolicy Honor), tainted or
+        not (nodeTaintsPolicy Ignore), the defaults."""
+        found = self._matching.get(id(pod))
+        if found is None:
+            found = self._matching[id(pod)] = [
+                node for node in self._nodes.values() if affinity_mismatch(pod.spec, node) is None
+            ]
+        return found
+
+    def _fits(self, pod: GpuPod, name: str) -> bool:
+        node, left = self._nodes[name], self.left(name)
+        return all(
+            amount <= left.get(res, Decimal(0))
+            for res, amount in pod.requests.items()
+            if res != "pods" or res in node.allocatable
+        )
+
+    def _static(self, pod: GpuPod, node: Node) -> tuple[int, int]:
+        """The PreferNoSchedule taints pod does not tolerate, and the weight of the preferred
+        node-affinity terms node matches: alike for the nodes of one node group."""
+        key = (id(pod), node.shape)
+        found = self._statics.get(key)
+        if found is None:
+            tolerations = [
+                t
+                for t in pod.spec.get("tolerations") or []
+                if isinstance(t, Mapping) and t.get("effect") in (None, "", "PreferNoSchedule")
+            ]
+            preferred = ((pod.spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+                "preferredDuringSchedulingIgnoredDuringExecution"
+            ) or []
+            found = self._statics[key] = (
+                sum(
+                    1
+                    for t in node.taints
+                    if t["effect"] == "PreferNoSchedule" and not any(tolerates(x, t) for x in tolerations)
+                ),
+                sum(
+                    int(t.get("weight", 0))
+                    for t in preferred
+                    if _term_mismatch(t.get("preference") or {}, node) is None
+                ),
+            )
+        return found
+
+    def _candidate(self, pod: GpuPod, name: str) -> scoring.Candidate:
+        """The node as the Score plugins read it now (kept until a placement changes it)."""
+        version = self._version.get(name, 0)
+        kept = self._candidates.get((id(pod), name))
+        if kept is not None and kept[0] == version:
+            return kept[1]
+        node = self._nodes[name]
+        allocatable, requested, nonzero = self._int64(name)
+        untolerated, preferred = self._static(pod, node)
+        candidate = scoring.Candidate(
+            name, _with_hostname(node), allocatable, requested, nonzero, untolerated, preferred
+        )
+        self._candidates[(id(pod), name)] = (version, candidate)
+        return candidate
+
+    def take(self, pod: GpuPod, name: str, sign: int = 1) -> None:
+        """Place (or, with sign -1, release) one of pod's Pods on the node."""
+        node, left = self._nodes[name], self.left(name)
+        _, requested, nonzero = self._int64(name)
+        for res, amount in pod.requests.items():
+            if res in node.allocatable or res != "pods":
+                left[res] = left.get(res, Decimal(0)) - sign * amount
+        for res, units in pod.request_ints.items():
+            requested[res] = requested.get(res, 0) + sign * units
+        for res, units in pod.nonzero_ints.items():
+            nonzero[res] = nonzero.get(res, 0) + sign * units
+        self._version[name] = self._version.get(name, 0) + 1
+
+    def scores(
+        self,
+        pod: GpuPod,
+        feasible: Iterable[str],
+        own: Mapping[str, int],
+        utilization: Mapping[str, Utilization | str] | None = None,
+    ) -> dict[str, dict[str, int]]:
+        """Each node that passed pod's node filters (feasible: their names, sorted) and still
+        holds it: its score per plugin."""
+        names = [name for name in feasible if name in self._nodes]
+        spread = _Spread(pod, self._affine(pod), own) if _hard_spread(pod) else None
+        nodes = []
+        for name in names:
+            candidate = self._candidate(pod, name)
+            candidate.own = own.get(name, 0)
+            if "room" not in candidate.memo:  # free resources change only where a Pod is placed
+                candidate.memo["room"] = self._fits(pod, name)
+            candidate.fits = (
+                bool(candidate.memo["room"])
+                and not (pod.one_per_node and candidate.own)
+                and (spread is None or spread.refusal(self._nodes[name]) is None)
+            )
+            nodes.append(candidate)
+        needed = int(pod.requests.get(pod.resource, Decimal(0)))
+
+        def packing(node: scoring.Candidate) -> int:
+            score = packing_score(int(self.left(node.name).get(pod.resource, Decimal(0))), 0, needed)
+            sample = (utilization or {}).get(node.name)
+            return blended_score(score, sample.value) if isinstance(sample, Utilization) else score
+
+        return scoring.score(_score_pod(pod, packing), nodes, pod.profile)
+
     def place(self, pod: GpuPod, feasible: Iterable[str], count: int, beside: list[str] | None = None) -> list[str]:
-        """Where count more Pods of pod land: among the nodes that passed the filters for one
-        Pod, those whose free resources still hold it (with one_per_node, that hold none of it
-        yet, `beside` naming where it already runs), the highest GPUPacking score, ties by node
-        name. Stops at the first Pod that fits nowhere, as kube-scheduler leaves it Pending."""
-        requests = pod_requests(pod.spec)
-        wanted = {name: requests[name] for name in (pod.resource, *FIT_RESOURCES) if requests.get(name)}
-        wanted["pods"] = Decimal(1)
-        gpus = wanted.get(pod.resource, Decimal(0))
-        taken = set(beside or ())
+        """Where count more Pods of pod land, one at a time: among the nodes that passed the
+        filters for one Pod, those whose free resources still hold it (with one_per_node, that
+        hold none of it yet; `beside` naming where it already runs), the highest weighted score
+        of its profile, ties by node name. Stops at the first Pod that fits nowhere, as
+        kube-scheduler leaves it Pending. A node whose free resources stop holding the Pod is
+        out for the rest: they only shrink while it is placed."""
+        feasible = sorted(set(feasible))
+        own: dict[str, int] = {}
+        for name in beside or ():
+            own[name] = own.get(name, 0) + 1
         placed: list[str] = []
-        candidates = sorted(name for name in set(feasible) if name in self._nodes)
         for _ in range(count):
-            best: tuple[int, str] | None = None
-            fitting = []  # free resources only shrink while one pod is placed: the rest is out for good
-            for name in candidates:
-                left = self.left(name)
-                if gpus > left.get(pod.resource, Decimal(0)) or any(
-                    amount > left[res] for res, amount in wanted.items() if res in left
-                ):
-                    continue
-                fitting.append(name)
-                if pod.one_per_node and name in taken:
-                    continue
-                score = packing_score(int(left.get(pod.resource, Decimal(0))), 0, int(gpus))
-                if best is None or score > best[0]:
-                    best = (score, name)
-            candidates = fitting
-            if best is None:
+            ranked = self.scores(pod, feasible, own)
+            if not ranked:
                 break
-            placed.append(best[1])
-            taken.add(best[1])
-            left = self.left(best[1])
-            for res, amount in wanted.items():
-                if res in left:
-                    left[res] -= amount
+            best = min(ranked, key=lambda name: (-scoring.total(ranked[name], pod.profile), name))
+            placed.append(best)
+            own[best] = own.get(best, 0) + 1
+            self.take(pod, best)
         return placed
 
 
+def _score_pod(pod: GpuPod, packing: Callable[[scoring.Candidate], int]) -> scoring.ScorePod:
+    return scoring.ScorePod(pod.spec, pod.labels, pod.request_ints, pod.nonzero_ints, pod.selected, packing)
+
+
 def capacity(pod: GpuPod, nodes: list[Node], rows: list[Placement]) -> Capacity:
-    """The floor's and the ceiling's placement of a service or gang, alone on the inventory."""
+    """The floor's and the ceiling's placement of a service or gang, alone on the inventory;
+    and how many of a rolling update's surge Pods fit beside the floor (the Pods placed after
+    the floor are those, as far as they go)."""
     feasible = [row.node for row in rows if row.feasible]
-    placed = Pool(nodes).place(pod, feasible, max(pod.floor, pod.ceiling))
+    pool = Pool(nodes)
+    placed = pool.place(pod, feasible, max(pod.floor, pod.ceiling))
+    if pod.surge > len(placed) - pod.floor >= max(pod.ceiling - pod.floor, 0):
+        placed += pool.place(pod, feasible, pod.surge - (len(placed) - pod.floor), placed)
     floor = placed[: pod.floor]
     counts: dict[str, int] = {}
     for node in floor:
@@ -705,6 +909,8 @@ def capacity(pod: GpuPod, nodes: list[Node], rows: list[Placement]) -> Capacity:
         min(len(placed), pod.ceiling),
         pod.gang,
         pod.target,
+        pod.surge,
+        min(max(len(placed) - pod.floor, 0), pod.surge),
     )
 
 
@@ -743,7 +949,7 @@ def together(entries: list[tuple[GpuPod, list[str]]], nodes: list[Node]) -> list
         got = pool.place(pod, feasible, floor)
         if pod.gang and len(got) < floor:  # a gang that cannot start holds nothing
             for name in got:
-                _release(pool, pod, name)
+                pool.take(pod, name, -1)
             got = []
         placed[pod.name] = got
     for pod, feasible in order:
@@ -758,22 +964,16 @@ def together(entries: list[tuple[GpuPod, list[str]]], nodes: list[Node]) -> list
     return results
 
 
-def _release(pool: Pool, pod: GpuPod, node: str) -> None:
-    requests = pod_requests(pod.spec)
-    left = pool.left(node)
-    for res in (pod.resource, *FIT_RESOURCES, "pods"):
-        amount = Decimal(1) if res == "pods" else requests.get(res)
-        if amount and res in left:
-            left[res] += amount
-
-
 def explain(
     pod: GpuPod, nodes: Iterable[Node], utilization: Mapping[str, Utilization | str] | None = None
 ) -> list[Placement]:
-    requests = pod_requests(pod.spec)
-    needed = _whole(requests.get(pod.resource, Decimal(0)), f"{pod.name} requests")
-    others = {name: requests[name] for name in FIT_RESOURCES if requests.get(name)} | {"pods": Decimal(1)}
-    rows = []
+    """One row per node for one of pod's Pods on the inventory as it is: the filters that
+    reject the node, or its score under the Pod's profile among the nodes that pass."""
+    nodes = list(nodes)
+    needed = _whole(pod.requests.get(pod.resource, Decimal(0)), f"{pod.name} requests")
+    others = {name: amount for name, amount in pod.requests.items() if name != pod.resource}
+    failed: dict[str, str] = {}
+    free: dict[str, int] = {}
     judged: dict[tuple[object, ...], list[str]] = {}
     for node in nodes:
         placement = judged.get(node.shape)
@@ -784,27 +984,33 @@ def explain(
             allocatable = _whole(node.allocatable.get(pod.resource, Decimal(0)), f"allocatable {pod.resource}")
             requested = _whole(node.requested.get(pod.resource, Decimal(0)), f"requested {pod.resource}")
         except ValueError as err:
-            rows.append(Placement(pod.name, node.name, False, None, str(err), pod.target))
+            failed[node.name] = str(err)
             continue
-        free = allocatable - requested
-        if needed > free:
+        free[node.name] = allocatable - requested
+        if needed > allocatable - requested:
             reasons.append(
-                f"NodeResourcesFit: insufficient {pod.resource}: needs {needed}, {free} free "
+                f"NodeResourcesFit: insufficient {pod.resource}: needs {needed}, {allocatable - requested} free "
                 f"({allocatable} allocatable, {requested} requested)"
             )
         if reasons:
-            rows.append(Placement(pod.name, node.name, False, None, "; ".join(reasons), pod.target))
+            failed[node.name] = "; ".join(reasons)
+    packs = "GPUPacking" in pod.profile.weights
+    ranked = Pool(nodes).scores(pod, sorted(n.name for n in nodes if n.name not in failed), {}, utilization)
+    rows = []
+    for node in nodes:
+        if node.name in failed:
+            rows.append(Placement(pod.name, node.name, False, None, failed[node.name], pod.target))
             continue
-        score = packing_score(allocatable, requested, needed)
-        remaining = free - needed
-        reason = f"fits; {remaining} {pod.resource} left free"
-        reason += ": packing score 0 (10 or more left)" if remaining >= 10 else f": packing score {score}"
-        if utilization is not None:
+        plugins = ranked[node.name]
+        total = scoring.total(plugins, pod.profile)
+        reason = f"fits; {free[node.name] - needed} {pod.resource} left free; {pod.profile.name}: {scoring.breakdown(plugins, pod.profile)}"
+        if pod.profile.unscored:
+            reason += f" (not scored: {', '.join(pod.profile.unscored)})"
+        if utilization is not None and packs:
             sample = utilization.get(node.name, "no utilization sample for this node")
             if isinstance(sample, str):
-                rows.append(Placement(pod.name, node.name, True, None, f"{reason}; {sample}", pod.target))
+                rows.append(Placement(pod.name, node.name, True, None, f"{reason}; {sample}", pod.target, plugins))
                 continue
-            score = blended_score(score, sample.value)
-            reason += f"; utilization {sample.value} -> blended score {score}"
-        rows.append(Placement(pod.name, node.name, True, score, reason, pod.target))
+            reason += f"; GPUPacking blended with utilization {sample.value}"
+        rows.append(Placement(pod.name, node.name, True, total, reason, pod.target, plugins))
     return rows

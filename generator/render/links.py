@@ -223,19 +223,28 @@ def selector_problems(manifests: list[Manifest], target: str) -> Iterator[Proble
 HpaIndex = dict[tuple[str, str, str], tuple[int, int]]
 
 
+def count(obj: dict[str, Any], path: tuple[str, ...], default: int = 1) -> int | None:
+    """A replica count or parallelism as the object states it (default when unset); None when
+    it is no whole number, which the object's own findings report (a patch can write one)."""
+    value = at_path(obj, path)
+    if value is None:
+        return default
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def hpa_index(objects: Iterable[dict[str, Any]]) -> HpaIndex:
-    """(namespace, kind, name) of each HPA's target -> its replica range."""
+    """(namespace, kind, name) of each HPA's target -> its replica range (HPAs whose range is
+    no pair of whole numbers are left out)."""
     found: HpaIndex = {}
     for obj in objects:
         if obj.get("kind") != "HorizontalPodAutoscaler":
             continue
-        spec = obj.get("spec") or {}
-        ref = spec.get("scaleTargetRef") or {}
-        namespace = str((obj.get("metadata") or {}).get("namespace") or "")
-        found[(namespace, str(ref.get("kind")), str(ref.get("name")))] = (
-            int(spec.get("minReplicas", 1)),
-            int(spec.get("maxReplicas", 1)),
-        )
+        low, high = count(obj, ("spec", "minReplicas")), count(obj, ("spec", "maxReplicas"))
+        if low is None or high is None:
+            continue
+        namespace = str(at_path(obj, ("metadata", "namespace")) or "")
+        kind, name = (str(at_path(obj, ("spec", "scaleTargetRef", key))) for key in ("kind", "name"))
+        found[(namespace, kind, name)] = (low, high)
     return found
 
 
@@ -245,11 +254,10 @@ _SINGLE_ATTACH = frozenset({"ReadWriteOnce", "ReadWriteOncePod"})
 
 def _most_pods(manifest: Manifest, hpas: HpaIndex) -> int:
     """The most Pods a workload runs at once: an HPA's maximum, its replicas, a Job's parallelism."""
-    spec = manifest.obj.get("spec") or {}
     if manifest.kind == "Job":
-        return int(spec.get("parallelism", 1) or 1)
+        return count(manifest.obj, ("spec", "parallelism")) or 1
     scaled = hpas.get((manifest.namespace or "", manifest.kind, manifest.name))
-    return scaled[1] if scaled else int(spec.get("replicas", 1) if isinstance(spec.get("replicas", 1), int) else 1)
+    return scaled[1] if scaled else count(manifest.obj, ("spec", "replicas")) or 1
 
 
 def shared_claims(manifests: list[Manifest], target: str) -> Iterator[Problem]:

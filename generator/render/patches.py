@@ -19,8 +19,10 @@ from generator.kube.pods import DELETION_COST
 from generator.kube.scope import POD_SPEC_PATHS
 from generator.policies.policy import Policy
 from generator.problems import Problem
+from generator.schema_messages import shown
 
 Path = tuple[str | int, ...]
+_MISSING = object()
 
 
 @dataclass
@@ -86,7 +88,7 @@ def apply(policy: Policy, rendered: list[Rendered]) -> list[Problem]:
         for j, op in enumerate(patch["patch"]):
             at: Path = (*where, "patch", j)
             touched = [_tokens(op["path"]), *([_tokens(op["from"])] if op["op"] == "move" else [])]
-            hit = next((g for g in guards for t in touched if _touches(t, g)), None)
+            hit = None if op["op"] == "test" else next((g for g in guards for t in touched if _touches(t, g)), None)
             if hit is not None:
                 what = "it" if _pointer(hit) == op["path"] else _pointer(hit)
                 problems.append(
@@ -102,15 +104,50 @@ def apply(policy: Policy, rendered: list[Rendered]) -> list[Problem]:
             try:
                 target.obj = jsonpatch.JsonPatch([op]).apply(target.obj)
             except jsonpatch.JsonPatchTestFailed:
-                actual = jsonpointer.resolve_pointer(target.obj, op["path"], None)
-                message = f"test {op['path']}: the rendered value is {actual!r}, not {op['value']!r}"
+                actual = jsonpointer.resolve_pointer(target.obj, op["path"], _MISSING)
+                message = f"test {op['path']}: " + (
+                    "the rendered object has no such path"
+                    if actual is _MISSING
+                    else f"the rendered value is {shown(actual)}, not {shown(op['value'])}"
+                )
                 problems.append(policy.problem(at, "patch-failed", message, hint=_hint(op)))
                 continue
             except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as err:
-                problems.append(policy.problem(at, "patch-failed", f"{op['op']} {op['path']}: {err}", hint=_hint(op)))
+                message = f"{op['op']} {op['path']}: {_failure(target.obj, op) or err}"
+                problems.append(policy.problem(at, "patch-failed", message, hint=_hint(op)))
                 continue
             target.origins.append((_tokens(op["path"]), ("spec", *at)))
     return problems
+
+
+def _failure(obj: Any, op: dict[str, Any]) -> str | None:
+    """Which step of the operation's pointers the rendered object lacks, in its own terms
+    (jsonpointer's messages print the whole object as a Python dict); None if none does."""
+    source = _missing(obj, op["from"], creates=False) if op["op"] in ("move", "copy") and "from" in op else None
+    return source or _missing(obj, op["path"], creates=op["op"] in ("add", "move", "copy"))
+
+
+def _missing(obj: Any, pointer: str, creates: bool) -> str | None:
+    """What stops pointer from resolving in obj (creates: its last step may be new)."""
+    tokens = jsonpointer.JsonPointer(pointer).parts
+    node = obj
+    for depth, token in enumerate(tokens):
+        parent, new = _pointer(tuple(tokens[:depth])) or "the object", creates and depth == len(tokens) - 1
+        if isinstance(node, dict):
+            if token not in node:
+                return None if new else f"{_pointer(tuple(tokens[: depth + 1]))} does not exist"
+            node = node[token]
+        elif isinstance(node, list):
+            if token == "-" and new:
+                return None
+            if not token.isdigit():
+                return f"{parent} is a list, and {shown(token)} is no index of it"
+            if int(token) >= len(node) + new:
+                return f"{parent} has {len(node)} entries, so no index {token}"
+            node = node[int(token)] if int(token) < len(node) else None
+        else:
+            return f"{parent} is {shown(node)}, which has no fields or entries"
+    return None
 
 
 def _hint(op: dict[str, Any]) -> str:

@@ -22,7 +22,7 @@ from generator.layout import GITOPS_DIR
 from generator.policies import context
 from generator.policies.policy import Policy
 from generator.policies.targets import Target
-from generator.problems import Problem, Severity, json_path
+from generator.problems import Problem, Severity, has_errors, json_path
 from generator.render import links, up_to_date, write
 from generator.render.reuse import Reuse
 from generator.render.templates import Manifest, TargetRender, compile_templates, render_gitops, render_target
@@ -53,7 +53,8 @@ def _manifest_problems(manifest: Manifest, validator: ManifestValidator) -> list
             where = manifest.title
             hint = hint or quote_hint(manifest.written_in, manifest.origin(finding.path), finding)
         else:
-            where = f"rendered {manifest.kind} {manifest.relpath}"
+            kind = manifest.obj.get("kind")  # a patch may have replaced it with anything
+            where = f"rendered {kind if isinstance(kind, str) and kind else 'object'} {manifest.relpath}"
         problems.append(
             manifest.problem(
                 finding.path,
@@ -90,11 +91,7 @@ def _collisions(manifest: Manifest, other: Manifest, target: str) -> list[Proble
     name = manifest.title
     here = manifest.problem(("metadata", "name"), "object-collision", "")
     there = other.problem(("metadata", "name"), "object-collision", "")
-    hint = (
-        "gen creates the namespaces its workloads use: set createNamespaces: false on the Target to bring your own"
-        if manifest.kind == "Namespace" and not (manifest.raw and other.raw)
-        else "every object has one owner: drop one, or rename it"
-    )
+    hint = "every object has one owner: drop one, or rename it"
     return [
         replace(
             here,
@@ -148,6 +145,11 @@ def _plan_target(render: TargetRender) -> tuple[write.DirPlan, list[Problem], di
 Outcome = tuple[list[write.DirPlan], list[Problem], list["sync.Change"]]
 
 
+# The rules that judge objects of several policies together, which a render of only some of a
+# target's policies (`gen lint` of a few files) cannot check.
+WHOLE_TARGET_RULES = ("selector-no-match", "pvc-rwo-shared")
+
+
 def render_and_plan(
     target: Target,
     out: Path | None,
@@ -171,18 +173,23 @@ def render_and_plan(
         for m in rendered.manifests
         if m.group_kind == ("", "Namespace") and (level := pod_security.enforced_level(m.obj))
     }
+    gen_namespaces = sorted(m.name for m in rendered.manifests if m.group_kind == ("", "Namespace") and not m.raw)
     catalog = crds.Catalog()  # the team's CRDs (--crds, .gen.yaml, Manifests) judge their custom resources
     catalog.add_all(definitions, stored=True)  # crds.stored() checked them
     own = [(m.obj, m.written_in.file) for m in rendered.manifests if m.written_in and is_definition(m.obj)]
     catalog.add_all(own)
-    validator = ManifestValidator(target.versions, plugins, own_output=True, enforced=enforced, definitions=catalog)
+    validator = ManifestValidator(
+        target.versions, plugins, own_output=True, enforced=enforced, definitions=catalog, gen_namespaces=gen_namespaces
+    )
     # the team's objects, as `gen validate` judges them
-    raw_validator = ManifestValidator(target.versions, plugins, enforced=enforced, definitions=catalog)
+    raw_validator = ManifestValidator(
+        target.versions, plugins, enforced=enforced, definitions=catalog, gen_namespaces=gen_namespaces
+    )
     well_formed = []  # objects of their kind's shape, which the checks across objects may rely on
     judge = partial(_judged, validator=validator, raw_validator=raw_validator)
     judged: dict[int, _Judged] = {}
     if reuse is not None:
-        reuse.judging_with(target.versions, plugins, sorted(enforced.items()), list(definitions), own)
+        reuse.judging_with(target.versions, plugins, sorted(enforced.items()), gen_namespaces, list(definitions), own)
         judged = {
             id(m): before for m in rendered.manifests if (before := reuse.judged(m, settled.get(id(m)))) is not None
         }
@@ -202,13 +209,16 @@ def render_and_plan(
         problems.extend(found)
         if not any(p.rule in SHAPE_UNSURE for p in found):
             well_formed.append(manifest)
-    if only is None:  # they need every object of the target
+    if only is None:  # WHOLE_TARGET_RULES: they need every object of the target
         problems += links.selector_problems(well_formed, target.name)
         problems += links.shared_claims(well_formed, target.name)
     plan, found, owners = _plan_target(rendered)
     problems.extend(found)
-    engines = gitops.Engines(target.gitops)
-    changes = _changes(target.name, engines, out, plan, owners) if out is not None else []
+    engines = target.engines
+    # what a sync changes is asked only of a render that can be synced: an object Kubernetes
+    # refuses (a patch that wrote a string into replicas) has no size to plan with
+    synced = out if not has_errors(problems) else None
+    changes = _changes(target.name, engines, synced, plan, owners) if synced is not None else []
     against_output = _job_immutable(changes, owners)  # findings about syncing over the committed render
     namespaces = {m.namespace for m in owners.values() if m.namespace}
     plans = [plan]
@@ -234,8 +244,8 @@ def render_and_plan(
             + dump_yaml(listing)
         ).encode("utf-8")
         plans.append(gitops_plan)
-        if out is not None:
-            changes += _changes(target.name, engines, out, gitops_plan, listed)
+        if synced is not None:
+            changes += _changes(target.name, engines, synced, gitops_plan, listed)
     if reuse is not None and out is not None:
         reuse.save()
         up_to_date.keep(target, out, definitions, plans, problems, written)
@@ -252,10 +262,13 @@ _LAST_RENDER: list[object] = []
 def _changes(
     target: str, engines: gitops.Engines, out: Path, plan: write.DirPlan, owners: dict[str, Manifest]
 ) -> list[sync.Change]:
-    from generator.preview import sync  # only a render compared with its previous output needs it
+    from generator.preview import engine, sync  # only a render compared with its previous output needs it
 
     directory = write.safe_dir(out, plan.reldir)
-    return sync.plan_directory(target, engines, directory, plan.digests(), {rel: m.obj for rel, m in owners.items()})
+    objects = {rel: m.obj for rel, m in owners.items()}
+    return engine.verdicts(
+        sync.plan_directory(target, engines, directory, plan.digests(), objects), engines, directory, objects
+    )
 
 
 def _job_immutable(changes: list[sync.Change], owners: dict[str, Manifest]) -> list[Problem]:

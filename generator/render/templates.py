@@ -367,7 +367,7 @@ def _finish(obj: dict[str, Any], target: Target) -> dict[str, Any]:
     labels = meta.get("labels") or {}
     if isinstance(labels, dict):  # anything else is reported by validation, as written
         meta["labels"] = {**target.common_labels, **labels, **MANAGED_BY}
-    gitops.protect(obj, str(obj.get("apiVersion", "")).rpartition("/")[0], str(obj.get("kind", "")))
+    gitops.protect(obj, str(obj.get("apiVersion", "")).rpartition("/")[0], str(obj.get("kind", "")), target.engines)
     return canonical(obj)
 
 
@@ -408,9 +408,7 @@ def _origins(policy: Policy, obj: dict[str, Any]) -> list[tuple[Path, Path]]:
         found += [((*pod, key), ("spec", "pod", key)) for key in written.get("pod") or {}]
         job: Path = ("spec", "jobTemplate", "spec") if kind == "CronJob" else ("spec",)
         if kind != "Pod":
-            found += [
-                ((*job, key), ("spec", key)) for key in ("backoffLimit", "ttlSecondsAfterFinished") if key in written
-            ]
+            found += [((*job, key), ("spec", key)) for key in ctx.JOB_SHORTHANDS if key in written]
             found += [((*job, key), ("spec", "job", key)) for key in written.get("job") or {}]
             found += [(("spec", key), ("spec", "cronJob", key)) for key in written.get("cronJob") or {}]
     elif (policy.kind, kind) == ("ReplicatedService", "Service"):
@@ -552,30 +550,21 @@ def render_target(
     return out, problems
 
 
-def argocd_sync_options(target: Target) -> list[str]:
-    """The Application's sync options: the team's, and CreateNamespace=true when gen creates no
-    Namespaces and the team did not decide."""
-    options = list(target.gitops.get("argocd", {}).get("syncOptions", []))
-    if not target.create_namespaces and not any(o.startswith("CreateNamespace=") for o in options):
-        options.append("CreateNamespace=true")
-    return options
-
-
 def render_gitops(target: Target, repo_path: str, namespaces: set[str]) -> tuple[list[Manifest], list[Problem]]:
     """The Argo CD Application / Flux Kustomization that sync target's directory (`namespaces`:
     those its objects live in; with CreateNamespace, Argo CD creates its destination's)."""
     manifests: list[Manifest] = []
     argocd = target.gitops.get("argocd", {})
-    options = argocd_sync_options(target)
+    options = gitops.application_sync_options(argocd, target.create_namespaces)
     context = {
         "target": target.name,
         "gitops": target.gitops,
         "path": repo_path,
         "app_name": argocd.get("name", target.name),
         "sync_options": options,
-        "destination_namespace": next(iter(namespaces))
-        if "CreateNamespace=true" in options and len(namespaces) == 1
-        else "",
+        "finalizers": gitops.argocd_finalizers(argocd) if argocd else [],
+        "destination_namespace": argocd.get("destinationNamespace")
+        or (next(iter(namespaces)) if "CreateNamespace=true" in options and len(namespaces) == 1 else ""),
     }
     try:
         for key, template in (("argocd", "target/application.yaml.j2"), ("flux", "target/flux-kustomization.yaml.j2")):
