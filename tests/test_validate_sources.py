@@ -537,3 +537,13 @@ def test_a_planted_mistake_in_a_real_sops_secret_is_caught_at_its_line(gen, diao
     assert run.code == 1 and errors == [("kubernetes/apps/ai/context7-mcp/app/secret.sops.yaml:6", "k8s-schema")], (
         run.out
     )
+
+
+def test_an_istioctl_profile_needs_no_metadata_a_kubectl_object_does(gen, repo: Path) -> None:
+    write(
+        repo / "istio/profile.yaml",
+        "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nspec:\n  profile: minimal\n",
+    )
+    write(repo / "apps/cm.yaml", "apiVersion: v1\nkind: ConfigMap\ndata: {a: b}\n")
+    run = gen("validate", ".")
+    assert findings(run.out) == [("apps/cm.yaml:1", "k8s-name"), ("istio/profile.yaml:2", "k8s-unknown-kind")], run.out

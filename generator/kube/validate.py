@@ -414,13 +414,15 @@ class ManifestValidator:
 
 
 def _configuration_file(obj: dict[str, Any]) -> bool:
-    """A component's configuration (kube-scheduler's, the kubelet's, a kubeconfig), which a
-    process reads from a file: it is no API object and needs no metadata."""
+    """A component's configuration (kube-scheduler's, the kubelet's, a kubeconfig, istioctl's
+    IstioOperator: Istio removed the in-cluster operator in 1.24), which a process reads from a
+    file: it is no API object and needs no metadata."""
     group = api_versions.split_api(str(obj.get("apiVersion", "")))[0]
     return (
         group.endswith("config.k8s.io")
         or group == "audit.k8s.io"
         or (obj.get("apiVersion"), obj.get("kind")) == ("v1", "Config")
+        or (group, obj.get("kind")) == ("install.istio.io", "IstioOperator")
     )
 
 
