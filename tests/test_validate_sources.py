@@ -392,7 +392,7 @@ def test_a_remote_base_is_never_fetched(gen, repo: Path) -> None:
     write(repo / "app/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n")
     run = gen("validate", ".")
     assert run.code == 0 and findings(run.out) == [("app/kustomization.yaml:1", "kustomize-remote")], run.out
-    assert "1 not built (remote base)" in run.err
+    assert "1 not built (remote base or Helm chart)" in run.err
 
 
 @pytest.mark.skipif(kustomize.engine() is None, reason="neither kustomize nor kubectl on PATH")
@@ -547,3 +547,14 @@ def test_an_istioctl_profile_needs_no_metadata_a_kubectl_object_does(gen, repo: 
     write(repo / "apps/cm.yaml", "apiVersion: v1\nkind: ConfigMap\ndata: {a: b}\n")
     run = gen("validate", ".")
     assert findings(run.out) == [("apps/cm.yaml:1", "k8s-name"), ("istio/profile.yaml:2", "k8s-unknown-kind")], run.out
+
+
+@pytest.mark.skipif(kustomize.engine() is None, reason="neither kustomize nor kubectl on PATH")
+def test_a_kustomization_that_inflates_a_helm_chart_is_not_built(gen, repo: Path) -> None:
+    write(
+        repo / "app/kustomization.yaml",
+        "helmCharts:\n- name: redis\n  repo: https://charts.example.com\n  version: 1.0.0\n",
+    )
+    run = gen("validate", ".")
+    assert run.code == 0 and findings(run.out) == [("app/kustomization.yaml:1", "kustomize-remote")], run.out
+    assert "would run helm" in run.out

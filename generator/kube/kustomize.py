@@ -87,10 +87,11 @@ def _is_file(path: str) -> bool:
 
 @cache
 def closure(directory: str) -> tuple[frozenset[str], tuple[str, ...]]:
-    """The kustomization directories a build of directory reads (it among them), and the
-    remote bases any of them names."""
+    """The kustomization directories a build of directory reads (it among them), and why gen
+    does not build it, if it does not: a remote base any of them names (the engine would fetch
+    it), or a Helm chart one inflates (the engine would run helm, which may fetch the chart)."""
     seen: set[str] = set()
-    remote: list[str] = []
+    remote: list[str] = []  # why not
     pending = [directory]
     while pending:
         current = pending.pop()
@@ -100,9 +101,12 @@ def closure(directory: str) -> tuple[frozenset[str], tuple[str, ...]]:
         if file is None:
             continue
         seen.add(current)
-        for entry in _entries(read_kustomization(file)):
+        data = read_kustomization(file)
+        if data.get("helmCharts") or data.get("helmChartInflationGenerator"):
+            remote.append(f"it inflates a Helm chart ({os.path.relpath(file)}), which would run helm")
+        for entry in _entries(data):
             if is_remote(entry):
-                remote.append(entry)
+                remote.append(f"it includes a remote base ({entry}), which gen never fetches")
             elif not entry.endswith(_FILE_SUFFIXES) and os.path.isdir(
                 target := os.path.normpath(os.path.join(current, entry))
             ):
@@ -197,7 +201,6 @@ class Built:
     """One kustomization's build: its objects, each with the file (absolute) it came from and
     the document of that file it was written in; or why it was not built."""
 
-    directory: str
     objects: list[tuple[Any, str, Document | None]]
     problem: Problem | None = None
 
@@ -226,12 +229,12 @@ def build(
                 [*command, wrapper], capture_output=True, text=True, env=env, timeout=BUILD_SECONDS, check=False
             )
         except (OSError, subprocess.TimeoutExpired) as err:
-            return Built(directory, [], _build_problem(name, str(err)))
+            return Built([], _build_problem(name, str(err)))
         if done.returncode != 0:
-            return Built(directory, [], _build_problem(name, _reason(done.stderr, directory)))
+            return Built([], _build_problem(name, _reason(done.stderr, directory)))
         docs, problems = load_text(done.stdout, name, kube=True)
         if problems:
-            return Built(directory, [], _build_problem(name, problems[0].message))
+            return Built([], _build_problem(name, problems[0].message))
         sources = read_before
         objects: list[tuple[Any, str, Document | None]] = []
         for doc in docs:
@@ -249,7 +252,7 @@ def build(
             objects.append(
                 (data, source, (written[0] if written else None) if generated else _source_document(data, written))
             )
-    return Built(directory, objects)
+    return Built(objects)
 
 
 def _reason(stderr: str, directory: str) -> str:

@@ -27,7 +27,6 @@ _ENCRYPTED = re.compile(r"ENC\[[A-Z0-9_]+,data:.*\]\Z", re.DOTALL)
 # `${VAR}`, `${VAR=default}`, `${VAR-default}`, `${VAR:=default}`, `${VAR:-default}`. `$${` is
 # envsubst's escape for a literal `${`. Other bash functions (`${#VAR}`, `${VAR^^}`, …) leave
 # the value opaque.
-VARIABLE_NAME = re.compile(r"[_a-zA-Z][_a-zA-Z0-9]*\Z")
 _EXPANSION = re.compile(
     r"\$\$\{|\$\{([_a-zA-Z][_a-zA-Z0-9]*)(?:(:?[=-])([^${}]*))?\}|\$\{#?(?P<function>[_a-zA-Z][_a-zA-Z0-9]*)?"
 )

@@ -986,8 +986,7 @@ def _built(
                     1,
                     "kustomize-remote",
                     Severity.INFO,
-                    f"not built: it includes a remote base ({remote_bases[0]}), which gen never fetches; "
-                    "its files are judged one by one",
+                    f"not built: {remote_bases[0]}; its files are judged one by one",
                     "validate the output of `kustomize build` where the network is allowed",
                 )
             )
@@ -1031,7 +1030,7 @@ def _built(
     how = " ".join(os.path.basename(part) for part in command)
     summary = f"{built_count} kustomization{'s' if built_count != 1 else ''} built with {how}"
     summary += f", {as_written} judged as written (they only list files)" if as_written else ""
-    summary += f", {remote} not built (remote base)" if remote else ""
+    summary += f", {remote} not built (remote base or Helm chart)" if remote else ""
     summary += (
         f", {len(unreferenced)} file{'s' if len(unreferenced) != 1 else ''} no kustomization uses"
         if unreferenced
