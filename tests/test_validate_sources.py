@@ -558,3 +558,12 @@ def test_a_kustomization_that_inflates_a_helm_chart_is_not_built(gen, repo: Path
     run = gen("validate", ".")
     assert run.code == 0 and findings(run.out) == [("app/kustomization.yaml:1", "kustomize-remote")], run.out
     assert "would run helm" in run.out
+
+
+@pytest.mark.skipif(kustomize.engine() is None, reason="neither kustomize nor kubectl on PATH")
+def test_what_a_generator_makes_is_judged_at_its_kustomization(gen, repo: Path) -> None:
+    write(repo / "app/kustomization.yaml", "configMapGenerator:\n- name: settings\n  literals: [mode=fast]\n")
+    assert gen("validate", ".").code == 0
+    write(repo / "app/kustomization.yaml", "configMapGenerator:\n- name: settings\n  literals: [Bad Key=fast]\n")
+    run = gen("validate", ".")
+    assert run.code == 1 and [f[0] for f in findings(run.out)] == ["app/kustomization.yaml:1"], run.out

@@ -47,7 +47,8 @@ def kustomization_file(directory: str) -> str | None:
 def _entries(kustomization: dict[str, Any]) -> Iterator[str]:
     """What a kustomization includes from elsewhere: resources, bases and components."""
     for key in ("resources", "bases", "components"):
-        for entry in kustomization.get(key) or []:
+        entries = kustomization.get(key)
+        for entry in entries if isinstance(entries, list) else []:
             if isinstance(entry, str):
                 yield entry
 
@@ -231,7 +232,7 @@ def build(
         except (OSError, subprocess.TimeoutExpired) as err:
             return Built([], _build_problem(name, str(err)))
         if done.returncode != 0:
-            return Built([], _build_problem(name, _reason(done.stderr, directory)))
+            return Built([], _build_problem(name, _reason(done.stderr, directory, resource)))
         docs, problems = load_text(done.stdout, name, kube=True)
         if problems:
             return Built([], _build_problem(name, problems[0].message))
@@ -255,12 +256,16 @@ def build(
     return Built(objects)
 
 
-def _reason(stderr: str, directory: str) -> str:
-    """The engine's message about directory's kustomization: without kubectl's log prefix,
-    the wrapper's layer, and directory's path before the files it names."""
+def _reason(stderr: str, directory: str, resource: str) -> str:
+    """The engine's message about directory's kustomization (resource: the wrapper's path to
+    it): without kubectl's log prefix, the wrapper's layer, and directory's path before the
+    files it names."""
     lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
     reason = (lines[-1] if lines else "the build failed").split('err="', 1)[-1].removesuffix('"')
     reason = reason.split(f"recursed accumulation of path '{directory}': ", 1)[-1]
+    reason = reason.removeprefix(
+        f"accumulating resources: accumulation err='accumulating resources from '{resource}': "
+    )
     return reason.replace(directory + os.sep, "").replace(os.getcwd() + os.sep, "")
 
 

@@ -946,6 +946,7 @@ def _built(
         _with_kustomize_vars(unbuilt, declared, absolute, found, results, validator, engines)
         return _Builds([], [], [], set(), "kustomizations judged file by file (neither kustomize nor kubectl on PATH)")
     shown = {os.path.dirname(os.path.abspath(name)): name for name in kustomizations}
+    asked_kustomizations = {os.path.abspath(name) for name in kustomizations}  # what their generators make is asked for
     gathered = _Gathered()
     consumed: set[str] = set()  # files a build judged: their own results give way
     used: set[str] = set()  # files some kustomization includes
@@ -1006,7 +1007,7 @@ def _built(
         for data, source, doc in build.objects:
             consumed.add(source)
             where = doc or (kustomization_doc[0] if kustomization_doc else None)
-            if where is None or (source and source not in names and doc is not None):
+            if where is None or (source and source not in names and source not in asked_kustomizations):
                 continue  # a base outside the paths asked: judged where it is asked for
             same = (where.file, where.index, json.dumps(data, sort_keys=True, default=str), tuple(each_applied))
             if same in judged_before:
