@@ -567,3 +567,24 @@ def test_what_a_generator_makes_is_judged_at_its_kustomization(gen, repo: Path) 
     write(repo / "app/kustomization.yaml", "configMapGenerator:\n- name: settings\n  literals: [Bad Key=fast]\n")
     run = gen("validate", ".")
     assert run.code == 1 and [f[0] for f in findings(run.out)] == ["app/kustomization.yaml:1"], run.out
+
+
+@pytest.mark.skipif(kustomize.engine() is None, reason="neither kustomize nor kubectl on PATH")
+def test_a_base_named_alone_is_judged_as_its_overlays_build_it(gen, repo: Path) -> None:
+    """pre-commit names the changed file, not the overlay: the verdict is CI's."""
+    _overlay(repo)
+    named = gen("validate", "base/deployment.yaml")
+    assert named.code == 0 and " error " not in named.out, named.out
+    write(repo / "base/deployment.yaml", BASE_DEPLOYMENT.replace("containerPort: 8080", "containerPort: 80800"))
+    broken = gen("validate", "base/deployment.yaml")
+    assert broken.code == 1 and findings(broken.out) == [("base/deployment.yaml:12", "k8s-port")], broken.out
+
+
+def test_a_substituted_file_named_alone_is_judged_as_flux_applies_it(gen, repo: Path) -> None:
+    """pre-commit names the changed file, not the Flux Kustomization that substitutes it."""
+    _flux_repo(repo)
+    named = gen("validate", "apps/atuin/pvc.yaml")
+    assert named.code == 0 and " error " not in named.out, named.out
+    write(repo / "apps/atuin/pvc.yaml", PVC.replace("${ACCESSMODES:=ReadWriteOnce}", "${ACCESSMODES:=ReadWriteOnly}"))
+    broken = gen("validate", "apps/atuin/pvc.yaml")
+    assert broken.code == 1 and ("apps/atuin/pvc.yaml:6", "k8s-pvc") in findings(broken.out), broken.out

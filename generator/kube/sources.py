@@ -14,10 +14,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.files import KUSTOMIZATIONS, read_kustomization
+from generator.files import KUSTOMIZATIONS, read_kustomization, walk
 from generator.kube import kustomize, scope
 from generator.kube.findings import Finding, Path
 from generator.yamlio.kube_scalars import plain_value
+from generator.yamlio.load import load_file
 
 SOPS_KEY = "sops"
 # A value SOPS encrypted: `ENC[AES256_GCM,data:…,iv:…,tag:…,type:str]`
@@ -348,3 +349,52 @@ def kustomization_of(file: str, known: dict[str, str | None]) -> str | None:
     for below in seen:
         known[below] = known[directory]
     return known[directory]
+
+
+def including(named: list[str]) -> list[str]:
+    """The kustomization files of the repository whose builds read the kustomization nearest
+    above each file named (pre-commit names changed files, not the overlays that build them):
+    found from the repository root, so a base named alone is judged as its overlays build it."""
+    known: dict[str, str | None] = {}
+    homes = {home for file in named if (home := kustomization_of(file, known)) is not None}
+    if not homes:
+        return []
+    found = []
+    for root in sorted({source_root(home) for home in homes}):
+        for rel in walk(root, KUSTOMIZATIONS):
+            path = os.path.join(root, *rel)
+            if rel[-1] in KUSTOMIZATIONS and kustomize.closure(os.path.dirname(path))[0] & homes:
+                found.append(path)
+    return found
+
+
+def fluxes_around(named: list[str], among: set[str]) -> list[tuple[str, dict[str, Any]]]:
+    """The Flux Kustomizations of the repository (file, summary), found from its root, when a
+    file named on its own uses a variable (`${`) and they are not among the inputs (among: the
+    files read already): pre-commit names the changed file, and CI substitutes it all the same."""
+    using: list[str] = []
+    for file in named:
+        try:
+            with open(file, "rb") as handle:
+                if b"${" in handle.read():
+                    using.append(file)
+        except OSError:
+            continue
+    found: list[tuple[str, dict[str, Any]]] = []
+    for root in sorted({source_root(os.path.dirname(file)) for file in using}):
+        for rel in walk(root):
+            path = os.path.join(root, *rel)
+            if path in among:
+                continue
+            try:
+                with open(path, "rb") as handle:
+                    if FLUX_KUSTOMIZE_GROUP.encode() not in handle.read():
+                        continue
+            except OSError:
+                continue
+            found += [
+                (path, flux)
+                for doc in load_file(path, kube=True)[0]
+                if isinstance(doc.data, dict) and (flux := flux_kustomization(doc.data)) is not None
+            ]
+    return found

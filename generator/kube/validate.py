@@ -843,8 +843,10 @@ def validate_paths(
     kustomizations = [
         os.path.abspath(name) for name in selected.skipped if os.path.basename(name) in files.KUSTOMIZATIONS
     ]
-    engines = _as_engines_apply(found, absolute, results, validator, kustomizations)
-    built = _built(selected.skipped, found, absolute, results, validator, engines)
+    named = [os.path.abspath(path) for path in paths if path.is_file()]
+    around = sources.fluxes_around(named, set(absolute)) if named else []
+    engines = _as_engines_apply(found, absolute, results, validator, kustomizations, around)
+    built = _built(selected.skipped, found, absolute, results, validator, engines, sources.including(named))
     problems += built.problems
     enforced: dict[str, list[tuple[str, str]]] = {}
     deferred: list[Deferred] = []
@@ -875,12 +877,15 @@ def _as_engines_apply(
     results: list[FileResult],
     validator: ManifestValidator,
     kustomizations: list[str],
+    around: list[tuple[str, Any]],
 ) -> dict[str, list[sources.Applied]]:
     """Judge again, as Flux and kustomize apply them, the files an engine changes: substituted
     by the Flux Kustomizations whose path holds them, in the namespace one puts them in. A
     file several apply is judged for each; a finding they share is said once. What applies to
-    each of the kustomizations (files) is returned too, for their builds."""
+    each of the kustomizations (files) is returned too, for their builds; around: Flux
+    Kustomizations found beyond the inputs for files named on their own."""
     fluxes = [(file, flux) for file, result in zip(absolute, results, strict=True) for flux in result.flux]
+    fluxes += around
     holders: dict[tuple[str, str], list[tuple[str, int]]] = {}
     for i, result in enumerate(results if fluxes else ()):  # only substituteFrom reads them
         for kind, namespace, name in result.holders:
@@ -929,12 +934,17 @@ def _built(
     results: list[FileResult],
     validator: ManifestValidator,
     engines: dict[str, list[sources.Applied]],
+    around: list[str],
 ) -> _Builds:
     """Every kustomization among the inputs that no other includes, built by the real engine
     and judged as built: the files it reads are judged through it (their own results give way
-    to it), the files beside it that it leaves out are never applied. Without an engine on
-    PATH, or for a remote base, the files are judged one by one and the summary says so."""
-    kustomizations = [name for name in skipped if os.path.basename(name) in files.KUSTOMIZATIONS]
+    to it), the files beside it that it leaves out are never applied. Around: kustomization
+    files (absolute) that build files named on their own; only the named files' findings count.
+    Without an engine on PATH, or for a remote base, the files are judged one by one and the
+    summary says so."""
+    asked = [name for name in skipped if os.path.basename(name) in files.KUSTOMIZATIONS]
+    here = os.getcwd()
+    kustomizations = list(dict.fromkeys([*asked, *(files.display_path(path, here) for path in around)]))
     if not kustomizations:
         return _Builds([], [], [], set(), "")
     names = {path: name for path, (_, name) in zip(absolute, found, strict=True)}
@@ -946,7 +956,7 @@ def _built(
         _with_kustomize_vars(unbuilt, declared, absolute, found, results, validator, engines)
         return _Builds([], [], [], set(), "kustomizations judged file by file (neither kustomize nor kubectl on PATH)")
     shown = {os.path.dirname(os.path.abspath(name)): name for name in kustomizations}
-    asked_kustomizations = {os.path.abspath(name) for name in kustomizations}  # what their generators make is asked for
+    asked_kustomizations = {os.path.abspath(name) for name in asked}  # what their generators make is asked for
     gathered = _Gathered()
     consumed: set[str] = set()  # files a build judged: their own results give way
     used: set[str] = set()  # files some kustomization includes
@@ -980,6 +990,8 @@ def _built(
         name = shown[root]
         if build is None:
             remote += 1
+            if name not in asked:
+                continue  # found around a file named alone: its own files were not asked about
             gathered.problems.append(
                 Problem(
                     name,
@@ -993,7 +1005,8 @@ def _built(
             )
             continue
         if build.problem is not None:
-            gathered.problems.append(build.problem)
+            if name in asked:
+                gathered.problems.append(build.problem)
             continue
         built_count += 1
         read |= directories
