@@ -87,6 +87,27 @@ def _is_file(path: str) -> bool:
 
 
 @cache
+def _includes(directory: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What the kustomization in directory includes that may be a kustomization (directories,
+    normalised), and why its build cannot run here (a remote base, a Helm chart): one pass over
+    its entries, which may be thousands of files."""
+    file = kustomization_file(directory)
+    if file is None:
+        return (), ()
+    data = read_kustomization(file)
+    why: list[str] = []
+    if data.get("helmCharts") or data.get("helmChartInflationGenerator"):
+        why.append(f"it inflates a Helm chart ({os.path.relpath(file)}), which would run helm")
+    below: list[str] = []
+    for entry in _entries(data):
+        if "://" in entry or entry.startswith(_REMOTE) or "?ref=" in entry:
+            why.append(f"it includes a remote base ({entry}), which gen never fetches")
+        elif not entry.endswith(_FILE_SUFFIXES):  # a file includes no kustomization
+            below.append(os.path.normpath(os.path.join(directory, entry)))
+    return tuple(below), tuple(why)
+
+
+@cache
 def closure(directory: str) -> tuple[frozenset[str], tuple[str, ...]]:
     """The kustomization directories a build of directory reads (it among them), and why gen
     does not build it, if it does not: a remote base any of them names (the engine would fetch
@@ -98,20 +119,12 @@ def closure(directory: str) -> tuple[frozenset[str], tuple[str, ...]]:
         current = pending.pop()
         if current in seen:
             continue
-        file = kustomization_file(current)
-        if file is None:
+        if kustomization_file(current) is None:
             continue
         seen.add(current)
-        data = read_kustomization(file)
-        if data.get("helmCharts") or data.get("helmChartInflationGenerator"):
-            remote.append(f"it inflates a Helm chart ({os.path.relpath(file)}), which would run helm")
-        for entry in _entries(data):
-            if is_remote(entry):
-                remote.append(f"it includes a remote base ({entry}), which gen never fetches")
-            elif not entry.endswith(_FILE_SUFFIXES) and os.path.isdir(
-                target := os.path.normpath(os.path.join(current, entry))
-            ):
-                pending.append(target)
+        below, why = _includes(current)
+        remote += why
+        pending += [target for target in below if os.path.isdir(target)]
     return frozenset(seen), tuple(remote)
 
 
@@ -119,14 +132,11 @@ def roots(kustomizations: list[str]) -> list[str]:
     """The directories of the kustomizations (files) that no other among them includes: the
     ones an engine builds; a Component is built only by what includes it. What only a
     kustomization with a remote base includes (never built here) is built on its own."""
-    dirs = {os.path.dirname(os.path.abspath(k)): k for k in kustomizations}
+    dirs = {os.path.dirname(path): path for path in map(os.path.abspath, kustomizations)}  # as read before
     included: set[str] = set()
-    for directory, file in dirs.items():
-        if closure(directory)[1]:
-            continue
-        for entry in _entries(read_kustomization(file)):
-            if not entry.endswith(_FILE_SUFFIXES) and not is_remote(entry):  # a file includes no kustomization
-                included.add(os.path.normpath(os.path.join(directory, entry)))
+    for directory in dirs:
+        if not closure(directory)[1]:
+            included.update(_includes(directory)[0])
     return sorted(
         d for d, file in dirs.items() if d not in included and read_kustomization(file).get("kind") != "Component"
     )
@@ -175,9 +185,13 @@ def as_written(directory: str) -> list[str] | None:
     if file is None or data.get("kind") == "Component" or not data.keys() <= _AS_WRITTEN_KEYS:
         return None
     listed: list[str] = []
+    here = _names_in(directory)
     for entry in data.get("resources") or []:
         if not isinstance(entry, str) or is_remote(entry):
             return None
+        if entry in here:  # the common case: a file beside the kustomization
+            listed.append(f"{directory}/{entry}")
+            continue
         entry = entry.removeprefix("./")
         target = f"{directory}/{entry}"
         if "/./" in target or "/../" in target or entry.startswith("../"):
@@ -193,7 +207,7 @@ def as_written(directory: str) -> list[str] | None:
 
 def forget() -> None:
     """Read the kustomizations afresh: a process may validate again after files changed."""
-    for cached in (read_kustomization, _names_in, closure):
+    for cached in (read_kustomization, _names_in, _includes, closure):
         cached.cache_clear()
 
 

@@ -302,7 +302,7 @@ def engines(
                 found.setdefault(file, []).append(applied)
     by_directory: dict[str, str | None] = {}  # files are many, their directories few
     for file in files:
-        directory = os.path.dirname(file)
+        directory = file.rpartition("/")[0]  # absolute paths: their directory, without dirname's checks
         if directory not in by_directory:
             by_directory[directory] = nearest_namespace(file)
         if file not in found and (namespace := by_directory[directory]):

@@ -839,7 +839,7 @@ def validate_paths(
         for i, result in zip(again, _validate_files([found[i] for i in again], validator), strict=True):
             results[i] = result
     here = os.getcwd()  # once: os.path.abspath asks for it per path
-    absolute = [os.path.normpath(os.path.join(here, path)) for path, _ in found]
+    absolute = [_absolute(path, here) for path, _ in found]
     kustomizations = [
         os.path.abspath(name) for name in selected.skipped if os.path.basename(name) in files.KUSTOMIZATIONS
     ]
@@ -869,6 +869,17 @@ def validate_paths(
     deferred += built.deferred
     kept, silenced = suppressions.apply(problems + _judged(deferred, enforced), texts)
     return Validated(kept, silenced, judged, len(skipped), built.summary)
+
+
+def _absolute(path: str, here: str) -> str:
+    """path from the filesystem root; normalised only where it may need it (a walk's paths
+    seldom do, and normalising 2,000 of them is measurable)."""
+    if path.startswith("/"):
+        return path if "/." not in path and "//" not in path else os.path.normpath(path)
+    joined = f"{here}/{path}"
+    return (
+        joined if "/." not in joined and "//" not in joined and not path.startswith(".") else os.path.normpath(joined)
+    )
 
 
 def _as_engines_apply(
