@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -231,6 +230,8 @@ def build(
     keeps the source files read for any build of the run, with the positions worked out for
     their findings, so a base many overlays build is read once; settings, what the wrapper
     sets on all it builds (see inherited)."""
+    import subprocess  # only a run that builds pays for the import
+
     with tempfile.TemporaryDirectory(prefix="gen-kustomize-") as wrapper:
         resource = os.path.relpath(directory, wrapper)
         with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as handle:

@@ -14,7 +14,6 @@ import json
 import os
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import cache, partial
 from pathlib import Path as FsPath
@@ -988,6 +987,8 @@ def _built(
     judged_before: set[tuple[str, int, str, tuple[sources.Applied, ...]]] = set()
     # a base's `$(NAME)` that a kustomization including it declares in vars is kustomize's to replace
     declared = kustomize.variables(frozenset(os.path.dirname(os.path.abspath(k)) for k in kustomizations))
+    from concurrent.futures import ThreadPoolExecutor  # only a run that builds pays for the import
+
     with ThreadPoolExecutor(max_workers=parallel.cpus()) as pool:  # each build waits on its engine
         builds = list(
             pool.map(
