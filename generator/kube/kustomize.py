@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from generator.files import KUSTOMIZATIONS, display_path, read_kustomization
 from generator.problems import Problem, Severity
@@ -30,6 +27,8 @@ _REMOTE = ("://", "github.com/", "gitlab.com/", "bitbucket.org/", "git@", "git::
 
 def engine() -> tuple[str, ...] | None:
     """The command that builds a kustomization: kustomize, else kubectl's built-in one."""
+    import shutil  # only a run with kustomizations pays for the import
+
     if found := shutil.which("kustomize"):
         return (found, "build")
     if found := shutil.which("kubectl"):
@@ -175,10 +174,11 @@ def inherited(root: str, kustomizations: list[str]) -> dict[str, Any]:
 _AS_WRITTEN_KEYS = frozenset({"apiVersion", "kind", "metadata", "resources", "sortOptions", "buildMetadata"})
 
 
-def as_written(directory: str) -> list[str] | None:
+def as_written(directory: str, known: frozenset[str] = frozenset()) -> list[str] | None:
     """The files (absolute) a kustomization includes when it only lists them, as gen's own
     output does, directly or through kustomizations that only list theirs: its build is those
-    files as written. None when a transformer, generator or remote base may change them."""
+    files as written (known: files, absolute, known to exist). None when a transformer,
+    generator or remote base may change them."""
     file = kustomization_file(directory)
     data = read_kustomization(file) if file is not None else {}
     if file is None or data.get("kind") == "Component" or not data.keys() <= _AS_WRITTEN_KEYS:
@@ -188,8 +188,9 @@ def as_written(directory: str) -> list[str] | None:
     for entry in data.get("resources") or []:
         if not isinstance(entry, str) or is_remote(entry):
             return None
-        if entry in here:  # the common case: a file beside the kustomization
-            listed.append(f"{directory}/{entry}")
+        target = f"{directory}/{entry}"
+        if target in known or entry in here:  # the common cases: a file found by the walk, or beside
+            listed.append(target)
             continue
         entry = entry.removeprefix("./")
         target = f"{directory}/{entry}"
@@ -197,7 +198,7 @@ def as_written(directory: str) -> list[str] | None:
             target = os.path.normpath(target)  # only where the entry climbs: most name a file below
         if _is_file(target):
             listed.append(target)
-        elif os.path.isdir(target) and (below := as_written(target)) is not None:
+        elif os.path.isdir(target) and (below := as_written(target, known)) is not None:
             listed += below
         else:
             return None  # it transforms, or the engine says why it cannot build it
@@ -210,8 +211,7 @@ def forget() -> None:
         cached.cache_clear()
 
 
-@dataclass
-class Built:
+class Built(NamedTuple):
     """One kustomization's build: its objects, each with the file (absolute) it came from and
     the document of that file it was written in; or why it was not built."""
 
@@ -230,7 +230,8 @@ def build(
     keeps the source files read for any build of the run, with the positions worked out for
     their findings, so a base many overlays build is read once; settings, what the wrapper
     sets on all it builds (see inherited)."""
-    import subprocess  # only a run that builds pays for the import
+    import subprocess  # only a run that builds pays for the imports
+    import tempfile
 
     with tempfile.TemporaryDirectory(prefix="gen-kustomize-") as wrapper:
         resource = os.path.relpath(directory, wrapper)

@@ -11,8 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from generator.files import KUSTOMIZATIONS, read_kustomization, walk
 from generator.kube import kustomize, scope
@@ -57,8 +56,7 @@ def _scalars(data: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
         yield path, data
 
 
-@dataclass(frozen=True)
-class Applied:
+class Applied(NamedTuple):
     """What an engine does to a file's objects before it applies them: Flux's postBuild
     variables (None: no substitution; a variable's value None: gen cannot know it, from a
     Secret that is encrypted), and the namespace Flux's targetNamespace or kustomize's
@@ -69,10 +67,10 @@ class Applied:
     namespace: str | None = None
     flux: bool = False  # a Flux Kustomization's, applied after kustomize built its path
     kustomize_vars: frozenset[str] = frozenset()  # `vars` a kustomization not built would replace
-    names: dict[str, str | None] = field(init=False, compare=False, repr=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "names", dict(self.variables or ()))
+    @property
+    def names(self) -> dict[str, str | None]:
+        return dict(self.variables or ())
 
 
 class _Opaque(Exception):
@@ -113,6 +111,7 @@ def substituted(
     left opaque and the variables gen did not know, sorted."""
     opaque: set[Path] = set()
     unknown: set[str] = set()
+    names = substitution.names
 
     def walk(value: Any, path: Path) -> Any:
         if isinstance(value, dict):
@@ -122,7 +121,7 @@ def substituted(
         if not isinstance(value, str) or "${" not in value:
             return value
         try:
-            result = expand(value, substitution.names)
+            result = expand(value, names)
         except _Opaque as err:
             opaque.add(path)
             unknown.add(str(err))

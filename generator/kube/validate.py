@@ -973,10 +973,11 @@ def _built(
     read: set[str] = set()  # the kustomization directories of what was built or taken as written
     remote = built_count = as_written = 0
     planned = []
+    found_files = frozenset(index)  # they exist
     for root in kustomize.roots(kustomizations):
         directories, remote_bases = kustomize.closure(root)
         settings = kustomize.inherited(root, kustomizations)
-        listed = None if remote_bases or settings else kustomize.as_written(root)
+        listed = None if remote_bases or settings else kustomize.as_written(root, found_files)
         if listed is not None:  # it lists files and changes nothing: judged as written, no build
             as_written += 1
             used.update(listed)
@@ -1023,11 +1024,7 @@ def _built(
         built_count += 1
         read |= directories
         kustomization_doc = load_file(os.path.join(root, os.path.basename(name)), name, kube=True)[0]
-        flux = [
-            dataclasses.replace(each, kustomize_vars=declared)
-            for each in engines.get(os.path.abspath(name), [])
-            if each.flux
-        ]
+        flux = [each._replace(kustomize_vars=declared) for each in engines.get(os.path.abspath(name), []) if each.flux]
         each_applied = flux or [sources.Applied("kustomization", kustomize_vars=declared)]
         for data, source, doc in build.objects:
             consumed.add(source)
