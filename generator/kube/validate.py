@@ -909,12 +909,8 @@ def _as_engines_apply(
     todo = [(i, applied) for i, file in enumerate(absolute) for applied in engines.get(file, [])]
     if not todo:
         return engines
-    judge = partial(_judge_applied, found=found, validator=validator)
     again: dict[int, list[FileResult]] = {}
-    codec: parallel.Codec[FileResult] = parallel.Codec(_result_to_plain, _result_from_plain)
-    for (i, _), result in zip(
-        todo, parallel.map_in_order(judge, todo, parallel.workers(len(todo)), codec=codec), strict=True
-    ):
+    for (i, _), result in zip(todo, _judged_applied(todo, found, validator), strict=True):
         again.setdefault(i, []).append(result)
     for i, judged in again.items():
         results[i] = judged[0]._replace(
@@ -1086,8 +1082,17 @@ def _with_kustomize_vars(
             for i, path in enumerate(absolute)
             if path not in engines and sources.kustomization_of(path, known) in directories
         ]
-    for (i, _), result in zip(todo, map(partial(_judge_applied, found=found, validator=validator), todo), strict=True):
+    for (i, _), result in zip(todo, _judged_applied(todo, found, validator), strict=True):
         results[i] = result
+
+
+def _judged_applied(
+    todo: list[tuple[int, sources.Applied]], found: list[tuple[str, str]], validator: ManifestValidator
+) -> list[FileResult]:
+    """Each (file index, what applies) judged, in worker processes when there are many."""
+    judge = partial(_judge_applied, found=found, validator=validator)
+    codec: parallel.Codec[FileResult] = parallel.Codec(_result_to_plain, _result_from_plain)
+    return parallel.map_in_order(judge, todo, parallel.workers(len(todo)), codec=codec)
 
 
 def _judge_applied(
