@@ -42,6 +42,7 @@ class Config:
     crds: tuple[Path, ...] = ()
     exclude: tuple[str, ...] = ()
     ignore: tuple[Ignore, ...] = ()
+    max_file_mib: int | None = None  # the largest file gen reads (yamlio/load.py's default otherwise)
     feature_gates: tuple[tuple[str, bool], ...] = ()  # as the clusters set them
 
     def _relative(self, name: str) -> str:
@@ -117,6 +118,7 @@ def load(path: Path) -> tuple[Config | None, list[Problem]]:
         tuple(Path(directory, p) for p in data.get("crds", ())),
         tuple(data.get("exclude", ())),
         tuple(Ignore(e["rule"], tuple(e.get("paths", ())), e["reason"]) for e in data.get("ignore", ())),
+        data.get("maxFileMiB"),
         tuple(sorted(data.get("featureGates", {}).items())),
     ), []
 

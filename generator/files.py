@@ -279,3 +279,11 @@ def _patches_near(directory: str, near: dict[str, set[str]], cache: dict[str, se
             current = parent
         near[directory] = found
     return found
+
+
+def kustomization_in(directory: str) -> str | None:
+    """The kustomization file directory holds, if any: kustomize builds what lies beside it."""
+    for name in KUSTOMIZATIONS:
+        if os.path.isfile(os.path.join(directory, name)):
+            return name
+    return None

@@ -243,8 +243,8 @@ def test_config_crds_judge_custom_resources_and_the_flag_wins(gen, repo: Path) -
     run = gen("validate", "queues")
     assert run.code == 1 and "did you mean 'clusterQueue'?" in run.out, run.out
     (repo / "empty").mkdir()
-    run = gen("validate", "queues", "--crds", "empty")
-    assert run.code == 0 and " k8s-unknown-kind " in run.out, run.out
+    run = gen("validate", "queues", "--crds", "empty")  # the flag wins, and a source of nothing is an error
+    assert run.code == 1 and "empty: error crd-source " in run.out and " k8s-unknown-kind " in run.out, run.out
 
 
 def test_the_readme_worked_example_prints_what_the_readme_says(gen, repo: Path) -> None:

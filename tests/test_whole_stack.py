@@ -535,7 +535,13 @@ BATCH_BAD = [
     ("cronjob-without-schedule", "  workloadKind: CronJob\n", "gpu-workload-kind", 10),
     ("job-fields-on-a-pod", "  job: {parallelism: 2}\n", "gpu-workload-kind", 10),
     ("cronjob-fields-on-a-job", "  workloadKind: Job\n  cronJob: {schedule: '@daily'}\n", "gpu-workload-kind", 11),
-    ("indexed-without-completions", "  workloadKind: Job\n  job:\n    completionMode: Indexed\n", "k8s-job", 12),
+    # parallelism without completions: SetDefaults_Job fills completions only when both are unset
+    (
+        "indexed-without-completions",
+        "  workloadKind: Job\n  job:\n    completionMode: Indexed\n    parallelism: 4\n",
+        "k8s-job",
+        12,
+    ),
     (
         "pod-failure-policy-with-on-failure",
         "  workloadKind: Job\n  job:\n    podFailurePolicy:\n      rules: [{action: FailJob, onExitCodes: {operator: In, values: [3]}}]\n",

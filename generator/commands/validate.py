@@ -12,6 +12,7 @@ from generator.kube.api_versions import DEFAULT_VERSION
 from generator.kube.validate import validate_paths
 from generator.problems import Problem, Severity, exit_code
 from generator.reporters import report
+from generator.yamlio.load import configure_max_file_mib
 
 
 def run(
@@ -34,6 +35,7 @@ def run(
         versions = versions or settings.kubernetes_versions
         plugins = plugins or settings.plugins
         crds = crds or settings.crds
+        configure_max_file_mib(settings.max_file_mib)
     validated = validate_paths(
         paths,
         versions or (DEFAULT_VERSION,),

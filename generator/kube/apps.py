@@ -135,4 +135,9 @@ def check_deployment(spec: dict[str, Any]) -> Iterator[Finding]:
         )
     mrs, pds = spec.get("minReadySeconds", 0), spec.get("progressDeadlineSeconds")
     if isinstance(pds, int) and isinstance(mrs, int) and pds <= mrs:
-        yield error_at(("spec", "progressDeadlineSeconds"), "k8s-deployment", "must be greater than minReadySeconds")
+        yield error_at(
+            ("spec", "progressDeadlineSeconds"),
+            "k8s-deployment",
+            f"progressDeadlineSeconds {pds} must be greater than minReadySeconds {mrs}",
+            "kube-apiserver sets progressDeadlineSeconds to 600 when it is not given",
+        )

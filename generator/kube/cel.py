@@ -261,39 +261,69 @@ def _load_parser() -> None:
                 os.unlink(temporary)
 
 
+# Optional syntax (cel-go's OptionalTypes, on in Kubernetes' base environment since 1.28:
+# apiserver/pkg/cel/environment/base.go): `a.?b`, `a[?k]`, `[?x]` and `{?k: v}`. cel-python's
+# grammar has none of it; the same text without the `?` is what the parser checks.
+_OPTIONAL_SYNTAX = re.compile(r"([.\[{,])(\s*)\?")
+_STRING_LITERAL = re.compile(r'''[rR]?("""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')''')
+
+
+def _without_optional_syntax(rule: str) -> str | None:
+    """rule with its optional selections and entries spelt as plain ones, or None if it has none."""
+    pieces = _STRING_LITERAL.split(rule)  # code at even indices, string literals at odd ones
+    plain = "".join(_OPTIONAL_SYNTAX.sub(r"\1\2", p) if i % 2 == 0 else p for i, p in enumerate(pieces))
+    return plain if plain != rule else None
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    """A rule as cel-python reads it: its program, or why it does not parse; optional: it
+    parses only as CEL with optional types, which cel-python cannot run."""
+
+    program: Any = None
+    error: str | None = None
+    optional: bool = False
+
+
 @cache
-def _compiled(rule: str) -> tuple[Any, str | None]:
-    """A rule's program and None, or None and why cel-python cannot parse it (its first line);
-    once per process (building the parser also raises the recursion limit CEL's grammar needs)."""
+def _compiled(rule: str) -> _Compiled:
+    """A rule's program, or why cel-python cannot parse it (its first line); once per process
+    (building the parser also raises the recursion limit CEL's grammar needs)."""
     env = _environment()
     try:
         tree = env.compile(rule)
     except Exception as err:  # CELParseError, and lark's errors beneath it
+        plain = _without_optional_syntax(rule)
+        if plain is not None and _compiled(plain).error is None:
+            return _Compiled(optional=True)
         lines = str(err).strip().splitlines()
-        return None, lines[0] if lines else type(err).__name__
-    return env.program(tree, functions=_library()), None
+        return _Compiled(error=lines[0] if lines else type(err).__name__)
+    return _Compiled(program=env.program(tree, functions=_library()))
 
 
 def parse_error(rule: str) -> str | None:
     """Why an expression does not parse as CEL, or None: kube-apiserver compiles CEL before it
     stores an object that holds it, and refuses what does not parse."""
-    return _compiled(rule)[1]
+    return _compiled(rule).error
 
 
 def program(rule: str) -> Any:
-    """The compiled program of an expression that parses (see parse_error)."""
-    compiled, error = _compiled(rule)
-    if compiled is None:
-        raise ValueError(error)
-    return compiled
+    """The compiled program of an expression that parses without optional syntax (see parse_error)."""
+    compiled = _compiled(rule)
+    if compiled.program is None:
+        raise ValueError(compiled.error or "it uses CEL optional types, which gen cannot evaluate")
+    return compiled.program
 
 
 def evaluate(rule: str, variables: dict[str, Any]) -> Outcome:
     """The verdict of rule with `self` (and nothing else) bound, from cel-python's result."""
     import celpy
 
-    if error := parse_error(rule):
-        return Outcome(None, f"cel-python cannot parse it ({error})")
+    compiled = _compiled(rule)
+    if compiled.error:
+        return Outcome(None, f"cel-python cannot parse it ({compiled.error})")
+    if compiled.optional:
+        return Outcome(None, "it uses CEL optional types (a.?b, m[?k]), which gen cannot evaluate")
     try:
         result = program(rule).evaluate(variables)
     except celpy.CELEvalError as err:

@@ -13,16 +13,18 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import os
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path as FsPath
-from typing import Any
+from typing import Any, NamedTuple
 
 import jsonschema_rs
 
 from generator import schemas
-from generator.kube import names
+from generator.kube import api_versions, names
 from generator.kube.findings import Finding, Path
 from generator.kube.scope import CRD_GROUP, is_definition
 from generator.problems import Problem, Severity
@@ -200,7 +202,19 @@ _FORMATS: dict[str, Any] = {
 class _Plan:
     """What one structural schema node asks beyond JSON Schema; built once per CRD version."""
 
-    __slots__ = ("default", "extra", "fmt", "format", "items", "map_keys", "props", "rules", "type", "walk")
+    __slots__ = (
+        "default",
+        "extra",
+        "fmt",
+        "format",
+        "items",
+        "map_keys",
+        "nullable",
+        "props",
+        "rules",
+        "type",
+        "walk",
+    )
 
     def __init__(self, node: dict[str, Any]) -> None:
         self.type = node.get("type")
@@ -208,6 +222,7 @@ class _Plan:
         self.format = fmt if isinstance(fmt, str) else None  # how CEL types the value
         self.fmt = self.format if self.format in _FORMATS else None  # checked
         self.default = node.get("default", _ABSENT)
+        self.nullable = node.get("nullable") is True
         props = node.get("properties")
         self.props = {k: _Plan(v) for k, v in props.items() if isinstance(v, dict)} if isinstance(props, dict) else {}
         extra = node.get("additionalProperties")
@@ -233,24 +248,37 @@ class _Plan:
     def child(self, key: str) -> _Plan | None:
         return self.props.get(key, self.extra)
 
-    def defaults(self) -> bool:
-        children = [*self.props.values(), *(p for p in (self.extra, self.items) if p is not None)]
-        return self.default is not _ABSENT or any(c.defaults() for c in children)
-
 
 _ABSENT = object()
 
 
 def _defaulted(plan: _Plan, value: Any) -> Any:
-    """value with the schema's defaults filled in, as the API server does before validating."""
+    """value as apiextensions-apiserver validates it: a null where the schema is not nullable
+    is dropped (PruneNonNullableNullsWithoutDefaults), then the schema's defaults fill what is
+    absent (structural/defaulting). value itself when nothing changes, else a copy that shares
+    what it does not change."""
     if isinstance(value, dict):
-        out = {k: _defaulted(c, v) if (c := plan.child(k)) is not None else v for k, v in value.items()}
-        for key, sub in plan.props.items():
-            if key not in out and sub.default is not _ABSENT:
-                out[key] = _defaulted(sub, schemas.plain_copy(sub.default))
-        return out
+        out: dict[str, Any] | None = None
+        for key, sub in value.items():
+            child = plan.child(key)
+            if child is None:
+                continue
+            if sub is None and not child.nullable:
+                out = out if out is not None else dict(value)
+                del out[key]
+                continue
+            new = _defaulted(child, sub)
+            if new is not sub:
+                out = out if out is not None else dict(value)
+                out[key] = new
+        for key, child in plan.props.items():
+            if child.default is not _ABSENT and (key not in value or (value[key] is None and not child.nullable)):
+                out = out if out is not None else dict(value)
+                out[key] = _defaulted(child, schemas.plain_copy(child.default))
+        return out if out is not None else value
     if isinstance(value, list) and plan.items is not None:
-        return [_defaulted(plan.items, v) for v in value]
+        items = [_defaulted(plan.items, v) for v in value]
+        return items if any(new is not old for new, old in zip(items, value, strict=True)) else value
     return value
 
 
@@ -441,14 +469,12 @@ class Version:
         else:
             self._validator = schemas.TwoTierValidator(fast, lambda: _reference_validator(root))
         self.plan = _Plan(schema)
-        self.defaults = self.plan.defaults()
 
     def judge(self, obj: dict[str, Any]) -> Iterator[Finding]:
         if self.unreadable:
             yield _unreadable(self.unreadable)
             return
-        if self.defaults:
-            obj = _defaulted(self.plan, obj)
+        obj = _defaulted(self.plan, obj)
         try:
             found = list(schema_findings(self._validator, obj, "crd-schema"))
         except Exception as err:  # the reference validator refuses what jsonschema-rs compiled
@@ -553,14 +579,66 @@ class Definition:
             yield from compiled.judge(obj)
 
 
+# kubeconform's and datreeio's catalog file names: `{kind}_{version}.json`, both in lower case
+_CATALOG_NAME = re.compile(r"^([a-z0-9]+)_(v[0-9]+(?:(?:alpha|beta)[0-9]+)?)\.json$")
+
+
+class CatalogSchema:
+    """A kind's JSON Schema from a kubeconform-style catalog: its objects judged by it as
+    written (strict where it says additionalProperties: false), as kubeconform judges them.
+    The file is read and compiled when an object first uses it."""
+
+    def __init__(self, path: str, name: str) -> None:
+        self.path, self.name = path, name
+        self._validator: schemas.TwoTierValidator | str | None = None
+
+    def _compiled(self) -> schemas.TwoTierValidator | str:
+        if self._validator is None:
+            try:
+                with open(self.path, encoding="utf-8") as handle:
+                    schema = json.load(handle)
+                if not isinstance(schema, dict):
+                    raise ValueError("it is not a JSON object")
+                try:
+                    fast = jsonschema_rs.validator_for(schema)
+                except ValueError:  # a $schema jsonschema-rs does not know (openapi2jsonschema's schema#)
+                    fast = jsonschema_rs.Draft7Validator(schema)
+            except (OSError, ValueError) as err:
+                self._validator = str(err).splitlines()[0] if str(err) else type(err).__name__
+            else:
+                self._validator = schemas.TwoTierValidator(fast, lambda: _catalog_reference(schema))
+        return self._validator
+
+    def judge(self, obj: dict[str, Any], api: str) -> Iterator[Finding]:
+        validator = self._compiled()
+        if isinstance(validator, str):
+            yield Finding(
+                ("apiVersion",),
+                "crd-source",
+                Severity.ERROR,
+                f"the catalog schema {self.name} for it is not a usable JSON Schema: {validator}",
+                "fix or replace the file in the catalog given to --crds (or .gen.yaml's crds)",
+            )
+            return
+        yield from schema_findings(validator, obj, "crd-schema")
+
+
+def _catalog_reference(schema: dict[str, Any]) -> Any:
+    import jsonschema
+
+    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)(schema)
+
+
 class Catalog:
     """The CRDs known to one run: among the inputs, from --crds, each once by group and kind."""
 
     def __init__(self) -> None:
         self._by_kind: dict[tuple[str, str], Definition] = {}
+        # (group, lower-case kind, version) -> a catalog's JSON Schema; group None: a flat catalog
+        self._schemas: dict[tuple[str | None, str, str], CatalogSchema] = {}
 
     def __bool__(self) -> bool:
-        return bool(self._by_kind)
+        return bool(self._by_kind or self._schemas)
 
     def add(self, crd: Any, origin: str, stored: bool = False) -> None:
         """Learn a CRD if kube-apiserver would store it (stored: known to be, by stored())."""
@@ -573,9 +651,24 @@ class Catalog:
         for crd, origin in crds:
             self.add(crd, origin, stored)
 
-    def find(self, api: str, kind: str) -> Definition | None:
+    def add_schemas(self, entries: Iterable[tuple[str, str]]) -> None:
+        """Learn a catalog's schemas by their paths: `<group>/<kind>_<version>.json`, or a flat
+        `<kind>_<version>.json` that serves any group but a built-in one."""
+        for path, name in entries:
+            match = _CATALOG_NAME.match(os.path.basename(path))
+            if match is None:
+                continue
+            folder = os.path.basename(os.path.dirname(os.path.abspath(path)))
+            group = folder if "." in folder else None
+            self._schemas.setdefault((group, match[1], match[2]), CatalogSchema(path, name))
+
+    def find(self, api: str, kind: str) -> Definition | CatalogSchema | None:
         group = api.rpartition("/")[0] if "/" in api else ""
-        return self._by_kind.get((group, kind))
+        found = self._by_kind.get((group, kind))
+        if found is not None or not self._schemas or api_versions.is_builtin_group(api_versions.DEFAULT_VERSION, group):
+            return found
+        version = api.rpartition("/")[2]
+        return self._schemas.get((group, kind.lower(), version)) or self._schemas.get((None, kind.lower(), version))
 
     def compile(self) -> None:
         """Compile every served version now, so processes forked later share the work."""
@@ -594,9 +687,53 @@ def would_store(crd: Any) -> bool:
     )
 
 
-def stored(paths: Iterable[FsPath]) -> tuple[list[tuple[Any, str]], list[Problem]]:
-    """The CRDs kube-apiserver would store from the files below paths (the CRD sources of
-    --crds and .gen.yaml), each with its file's name; and the paths that do not exist.
+class Sources(NamedTuple):
+    """What the CRD sources of --crds and .gen.yaml give: the CRDs kube-apiserver would store,
+    each with its file's name; the JSON Schemas of a kubeconform-style catalog, as (path, name);
+    and what is wrong with the sources (a path that does not exist, a file gen cannot use)."""
+
+    crds: list[tuple[Any, str]]
+    schemas: list[tuple[str, str]]
+    problems: list[Problem]
+
+
+def sources(paths: Iterable[FsPath]) -> Sources:
+    """The CRD sources below paths. A JSON file named `{kind}_{version}.json` (kubeconform's
+    and datreeio's CRDs-catalog layout, a folder per group) is a catalog schema, read when a
+    kind uses it. A file named as a source that defines no resource and is no such schema is
+    an error, and so is a directory with neither: never silently ignored. Inside a directory
+    that has some, other files (examples beside the CRDs) are passed over, as are files no
+    Kubernetes tool applies (kustomizations, their patches, tool settings).
+    """
+    found = Sources([], [], [])
+    for root in paths:
+        crds, catalog, problems = _source(root)
+        found.crds.extend(crds)
+        found.schemas.extend(catalog)
+        found.problems.extend(problems)
+        if not crds and not catalog and not problems:
+            at = 1 if root.is_file() else 0  # a file's first line; a directory has none
+            found.problems.append(
+                Problem(
+                    str(root),
+                    at,
+                    at,
+                    "crd-source",
+                    Severity.ERROR,
+                    "a CRD source that holds no CustomResourceDefinition and no JSON Schema named "
+                    "{kind}_{version}.json",
+                    _SOURCE_HINT,
+                )
+            )
+    return found
+
+
+_SOURCE_HINT = "give --crds (or .gen.yaml's crds) CRD files, or a kubeconform-style catalog of JSON Schemas"
+
+
+def _source(root: FsPath) -> tuple[list[tuple[Any, str]], list[tuple[str, str]], list[Problem]]:
+    """One CRD source's CRDs and catalog schemas; and what is wrong with it: a path that does
+    not exist, or why a file named as a source defines nothing.
 
     Which CRDs a file holds is cached by the file's content: reading and checking Kueue's and
     Argo CD's CRDs (3 MB of YAML) was most of a `gen validate` of one file.
@@ -604,9 +741,14 @@ def stored(paths: Iterable[FsPath]) -> tuple[list[tuple[Any, str]], list[Problem
     from generator import cache, files
     from generator.yamlio.load import load_file
 
-    sources, missing = files.named(paths, files.MANIFEST_SUFFIXES)
+    selected, missing = files.manifest_files([root])
     found: list[tuple[Any, str]] = []
-    for path, name in sources:
+    catalog: list[tuple[str, str]] = []
+    problems = list(missing)
+    for path, name in selected.files:
+        if _CATALOG_NAME.match(os.path.basename(path)):
+            catalog.append((path, name))
+            continue
         entry = cache.file_key(path, "")  # by content alone: which CRDs a file holds is not its name's
         crds = cache.read("crds", entry) if entry else None
         if not isinstance(crds, list) or not all(isinstance(crd, dict) for crd in crds):
@@ -614,7 +756,38 @@ def stored(paths: Iterable[FsPath]) -> tuple[list[tuple[Any, str]], list[Problem
             if entry:
                 cache.write("crds", entry, crds)
         found += [(crd, name) for crd in crds]
-    return found, missing
+        if not crds and root.is_file() and (unusable := _unusable(path, name)) is not None:
+            problems.append(unusable)
+    return found, catalog, problems
+
+
+def stored(paths: Iterable[FsPath]) -> tuple[list[tuple[Any, str]], list[Problem]]:
+    """The CRDs kube-apiserver would store from the files below paths, each with its file's
+    name; and what is wrong with the sources."""
+    found = sources(paths)
+    return found.crds, found.problems
+
+
+def _unusable(path: str, name: str) -> Problem | None:
+    """Why a CRD source file defines no resource, where the file says: it does not read, or
+    kube-apiserver would refuse its CRD."""
+    from generator.yamlio.load import load_file
+
+    docs, problems = load_file(path, name, kube=True)
+    errors = [p for p in problems if p.severity is Severity.ERROR]
+    if errors:
+        first = errors[0]
+        return replace(first, rule="crd-source", message=f"a CRD source that does not read: {first.message}")
+    refused = [doc for doc in docs if is_definition(doc.data)]
+    if refused:
+        crd_name = _mapping(refused[0].data.get("metadata")).get("name")
+        return refused[0].problem(
+            (),
+            "crd-source",
+            f"CRD {shown(crd_name)} would be refused by kube-apiserver, so it defines no resource",
+            hint="validate the file itself (gen validate FILE) to see why",
+        )
+    return None
 
 
 # ---- the CRD itself ------------------------------------------------------------------------
@@ -639,7 +812,10 @@ def check_definition(crd: dict[str, Any]) -> Iterator[Finding]:
         value = names_.get(field)
         if isinstance(value, str) and value and (err := names.dns1035_label(value.lower())):
             yield _invalid(("spec", "names", field), f"{field} {shown(value)} {err}")
+    yield from _spec_enums(spec)
     versions = _listed(spec.get("versions"))
+    if not versions:
+        yield _invalid(("spec", "versions"), "Required value: must have at least one version")
     seen: set[str] = set()
     for i, version in enumerate(versions):
         if not isinstance(version, dict):
@@ -647,7 +823,11 @@ def check_definition(crd: dict[str, Any]) -> Iterator[Finding]:
         vname = version.get("name")
         if str(vname) in seen:
             yield _invalid(("spec", "versions", i, "name"), f"Duplicate value: {shown(vname)}")
+        elif isinstance(vname, str) and (err := names.dns1035_label(vname)):
+            yield _invalid(("spec", "versions", i, "name"), f"version {shown(vname)} {err}")
         seen.add(str(vname))
+        yield from _printer_columns(version.get("additionalPrinterColumns"), ("spec", "versions", i))
+        yield from _scale(_mapping(_mapping(version.get("subresources")).get("scale")), ("spec", "versions", i))
         schema = _mapping(version.get("schema")).get("openAPIV3Schema")
         at: Path = ("spec", "versions", i, "schema", "openAPIV3Schema")
         if not isinstance(schema, dict):
@@ -658,6 +838,72 @@ def check_definition(crd: dict[str, Any]) -> Iterator[Finding]:
         yield from _structural(schema, at, root=True)
     if versions and sum(1 for v in versions if isinstance(v, dict) and v.get("storage")) != 1:
         yield _invalid(("spec", "versions"), "must have exactly one version marked as storage version")
+
+
+def _spec_enums(spec: dict[str, Any]) -> Iterator[Finding]:
+    """ValidateCustomResourceDefinitionSpec's fixed values: the scope, the conversion strategy
+    (a webhook needs its client config), and preserveUnknownFields, which v1 refuses."""
+    scope = spec.get("scope")
+    if scope not in _SCOPES:
+        yield _invalid(
+            ("spec", "scope"), f'Unsupported value: {shown(scope)}: supported values: "Cluster", "Namespaced"'
+        )
+    conversion = _mapping(spec.get("conversion"))
+    strategy = conversion.get("strategy")
+    if strategy is not None and strategy not in _STRATEGIES:
+        yield _invalid(
+            ("spec", "conversion", "strategy"),
+            f'Unsupported value: {shown(strategy)}: supported values: "None", "Webhook"',
+        )
+    if strategy == "Webhook" and not isinstance(conversion.get("webhook"), dict):
+        yield _invalid(("spec", "conversion", "webhook"), "Required value: required when strategy is set to Webhook")
+    if spec.get("preserveUnknownFields") is True:
+        yield _invalid(("spec", "preserveUnknownFields"), "must be false", "use x-kubernetes-preserve-unknown-fields")
+
+
+def _printer_columns(columns: Any, at: Path) -> Iterator[Finding]:
+    """ValidateCustomResourceColumnDefinition: a name, a type and a JSONPath each, the type
+    and format among those kubectl can print."""
+    for i, column in enumerate(columns if isinstance(columns, list) else []):
+        if not isinstance(column, dict):
+            continue
+        where: Path = (*at, "additionalPrinterColumns", i)
+        for field in ("name", "type", "jsonPath"):
+            if not column.get(field):
+                yield _invalid((*where, field), "Required value")
+        for field, allowed in (("type", _COLUMN_TYPES), ("format", _COLUMN_FORMATS)):
+            value = column.get(field)
+            if value and value not in allowed:
+                yield _invalid(
+                    (*where, field),
+                    f"Unsupported value: {shown(value)}: supported values: {', '.join(map(shown, allowed))}",
+                )
+
+
+def _scale(scale: dict[str, Any], at: Path) -> Iterator[Finding]:
+    """ValidateCustomResourceDefinitionSubresources: the scale subresource's replica paths lie
+    under .spec and .status, its label selector under either."""
+    if not scale:
+        return
+    where: Path = (*at, "subresources", "scale")
+    for field, prefixes in (
+        ("specReplicasPath", (".spec.",)),
+        ("statusReplicasPath", (".status.",)),
+        ("labelSelectorPath", (".spec.", ".status.")),
+    ):
+        value = scale.get(field)
+        if not value:
+            if field != "labelSelectorPath":
+                yield _invalid((*where, field), "Required value")
+        elif isinstance(value, str) and not value.startswith(prefixes):
+            yield _invalid((*where, field), f"should be a json path under {' or '.join(p[:-1] for p in prefixes)}")
+
+
+# printerColumnDatatypes and customResourceColumnDefinitionFormats (apiextensions validation.go)
+_COLUMN_TYPES = ("integer", "number", "string", "boolean", "date")
+_COLUMN_FORMATS = ("int32", "int64", "float", "double", "byte", "date", "date-time", "password")
+_SCOPES = ("Cluster", "Namespaced")
+_STRATEGIES = ("None", "Webhook")
 
 
 def _mapping(value: Any) -> dict[str, Any]:
@@ -674,6 +920,7 @@ def _invalid(path: Path, message: str, hint: str = "") -> Finding:
 
 # What x-kubernetes-int-or-string may spell out in its anyOf or allOf (validation.go's exception).
 _INT_OR_STRING = ({"type": "integer"}, {"type": "string"})
+_SCHEMA_TYPES = ("array", "boolean", "integer", "number", "object", "string")
 _NOT_IN_VALUE_VALIDATIONS = ("type", "additionalProperties", "default", "title", "description")
 
 
@@ -705,6 +952,15 @@ def _structural(
             "uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
             "use x-kubernetes-list-type: set",
         )
+    kind = node.get("type")
+    if isinstance(kind, str) and kind not in _SCHEMA_TYPES:  # validateCustomResourceDefinitionOpenAPISchema
+        yield _invalid(
+            (*path, "type"),
+            f"Unsupported value: {shown(kind)}: supported values: {', '.join(map(shown, _SCHEMA_TYPES))}",
+        )
+    if not value_validation:
+        yield from _extensions(node, path)
+        yield from _rules_compile(node, path)
     yield from _list_type(node, path)
     props = node.get("properties")
     if isinstance(props, dict):
@@ -729,10 +985,73 @@ def _structural(
         yield from _structural(node["not"], (*path, "not"), value_validation=True)
 
 
+def _extensions(node: dict[str, Any], path: Path) -> Iterator[Finding]:
+    """The x-kubernetes-* combinations kube-apiserver refuses (validateExtensions in
+    schema/validation.go; the values themselves in apiextensions validation.go)."""
+    preserve = node.get("x-kubernetes-preserve-unknown-fields")
+    int_or_string = node.get("x-kubernetes-int-or-string") is True
+    embedded = node.get("x-kubernetes-embedded-resource") is True
+    if preserve is False:
+        yield _invalid((*path, "x-kubernetes-preserve-unknown-fields"), "must be true or undefined")
+    if int_or_string and preserve is True:
+        yield _invalid(
+            (*path, "x-kubernetes-preserve-unknown-fields"), "must be false if x-kubernetes-int-or-string is true"
+        )
+    if int_or_string and embedded:
+        yield _invalid((*path, "x-kubernetes-embedded-resource"), "must be false if x-kubernetes-int-or-string is true")
+    if embedded and node.get("type") != "object":
+        yield _invalid((*path, "type"), "must be object if x-kubernetes-embedded-resource is true")
+    if embedded and not node.get("properties") and preserve is not True:
+        yield _invalid(
+            (*path, "properties"),
+            "must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields",
+        )
+    for key, allowed in (("x-kubernetes-list-type", _LIST_TYPES), ("x-kubernetes-map-type", _MAP_TYPES)):
+        value = node.get(key)
+        if value is not None and value not in allowed:
+            yield _invalid(
+                (*path, key), f"Unsupported value: {shown(value)}: supported values: {', '.join(map(shown, allowed))}"
+            )
+
+
+_LIST_TYPES = ("atomic", "set", "map")
+_MAP_TYPES = ("granular", "atomic")
+
+
+def _rules_compile(node: dict[str, Any], path: Path) -> Iterator[Finding]:
+    """Every x-kubernetes-validations rule and messageExpression parses as CEL: kube-apiserver
+    compiles them when it stores the CRD, and refuses one that does not."""
+    rules = node.get("x-kubernetes-validations")
+    for i, rule in enumerate(rules if isinstance(rules, list) else []):
+        for key in ("rule", "messageExpression"):
+            text = rule.get(key) if isinstance(rule, dict) else None
+            if isinstance(text, str) and text.strip():
+                from generator.kube import cel  # only CRDs with rules pay for the CEL runtime
+
+                if (error := cel.parse_error(text)) is not None:
+                    yield _invalid(
+                        (*path, "x-kubernetes-validations", i, key),
+                        f"compilation failed: {error}",
+                        "check the CEL syntax",
+                    )
+
+
 def _list_type(node: dict[str, Any], path: Path) -> Iterator[Finding]:
     kind, keys = node.get("x-kubernetes-list-type"), node.get("x-kubernetes-list-map-keys")
     if keys is not None and kind != "map":
         yield _invalid((*path, "x-kubernetes-list-map-keys"), "is set only with x-kubernetes-list-type: map")
+    if kind == "set":  # a set's items are compared whole: lists and objects in it must be atomic
+        items_of_set = _mapping(node.get("items"))
+        if items_of_set.get("type") == "array" and items_of_set.get("x-kubernetes-list-type", "atomic") != "atomic":
+            yield _invalid(
+                (*path, "items", "x-kubernetes-list-type"),
+                "must be atomic as item of a list with x-kubernetes-list-type=set",
+            )
+        if items_of_set.get("type") == "object" and items_of_set.get("x-kubernetes-map-type") != "atomic":
+            yield _invalid(
+                (*path, "items", "x-kubernetes-map-type"),
+                "must be atomic as item of a list with x-kubernetes-list-type=set",
+            )
     if kind != "map":
         return
     items: dict[str, Any] = node["items"] if isinstance(node.get("items"), dict) else {}

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any, NamedTuple
 
-from generator.files import KUSTOMIZATIONS, display_path, read_kustomization
+from generator.files import display_path, kustomization_in, read_kustomization
 from generator.problems import Problem, Severity
 from generator.yamlio.load import Document, YamlError, load_file, load_text, parse_yaml
 
@@ -37,9 +37,9 @@ def engine() -> tuple[str, ...] | None:
 
 
 def kustomization_file(directory: str) -> str | None:
-    return next(
-        (os.path.join(directory, n) for n in KUSTOMIZATIONS if os.path.isfile(os.path.join(directory, n))), None
-    )
+    """The path of the kustomization file directory holds, if any."""
+    name = kustomization_in(directory)
+    return os.path.join(directory, name) if name is not None else None
 
 
 def _entries(kustomization: dict[str, Any]) -> Iterator[str]:

@@ -32,10 +32,12 @@ from generator.kube import (
     coordination,
     core,
     crds,
+    defaults,
     kustomize,
     networking,
     node,
     objectmeta,
+    openapi,
     pod_security,
     pods,
     policy,
@@ -60,7 +62,7 @@ from generator.kube.scope import (
 from generator.problems import Problem, Severity, json_path
 from generator.schema_messages import shown
 from generator.yamlio.kube_scalars import plain_value
-from generator.yamlio.load import Document, YamlError, load_file, parse_yaml
+from generator.yamlio.load import Document, YamlError, load_file, max_file_bytes, parse_yaml
 
 if TYPE_CHECKING:  # the reference implementation is imported only to explain a failure
     from referencing import Registry
@@ -291,7 +293,8 @@ class ManifestValidator:
                 "k8s-unknown-kind",
                 Severity.WARNING,
                 f"no schema for {kind} {api}; not validated",
-                "give gen its CustomResourceDefinition: among the files, with --crds, or in .gen.yaml's crds",
+                "give gen its CustomResourceDefinition (among the files, with --crds, or in .gen.yaml's crds), "
+                "or a JSON Schema catalog ({kind}_{version}.json) with --crds",
             )
             yield from self._any_object(obj, kind, text)  # its shape is unknown: only what holds for all
             return
@@ -307,6 +310,8 @@ class ManifestValidator:
                 if instead and instead != api and not api_versions.disabled_by_default(version, instead, kind)
                 else "managed control planes often cannot enable it: check yours does",
             )
+        group = api_versions.split_api(api)[0]
+        obj = defaults.defaulted(obj, group, kind)  # as kube-apiserver validates it
         found = sources.beside(list(crds.schema_findings(validator, obj, "k8s-schema")), opaque)
         yield from found
         if found:
@@ -315,6 +320,19 @@ class ManifestValidator:
             if bundled is not None:  # the rules are v1's; an older served version is only named
                 yield from check_config(obj, self.plugins)
             return
+        judged = list(self._rules(obj, api, group, kind, text, version))
+        yield from judged
+        declared = openapi.check(obj, version, api, kind) if bundled is None else []
+        if declared:  # what the API types declare, where no rule above said it already
+            covered = [f.path for f in judged]
+            for finding in declared:
+                if not any(path[: len(finding.path)] == finding.path for path in covered):
+                    yield finding
+
+    def _rules(
+        self, obj: dict[str, Any], api: str, group: str, kind: str, text: str | None, version: str
+    ) -> Iterator[Finding]:
+        """kube-apiserver's rules beyond the schema, and what holds for every object."""
         yield from pods.check_workload(obj)
         yield from pods.check_env_names(obj, self.gate("RelaxedEnvironmentVariableValidation", version))
         yield from rbac.check_rbac(obj)
@@ -325,7 +343,7 @@ class ManifestValidator:
         if kind == "HorizontalPodAutoscaler":
             yield from autoscaling.check_hpa(obj, self.gate("HPAScaleToZero", version))
         yield from _removed_volume_plugins(obj, kind, version)
-        rules = GROUP_RULES.get((api_versions.split_api(api)[0], kind))
+        rules = GROUP_RULES.get((group, kind))
         if rules is not None:  # only the kinds present pay for their group's rules
             yield from rules(obj)
         if kind == "ConfigMap":
@@ -602,6 +620,8 @@ def _validate_file(
 ) -> FileResult:
     """One file's findings; with applied, as an engine makes its objects (Flux substitution, a namespace)."""
     docs, problems = load_file(*file, kube=True)
+    if any(p.rule == "yaml-duplicate-key" for p in problems):
+        problems = _refused_by_kustomize(file[0], problems)
     # a document with neither apiVersion nor kind is no manifest (Ansible, Talos, app configuration)
     docs = [doc for doc in docs if _names_a_kind(doc.data)]
     if not docs and not problems:
@@ -737,6 +757,26 @@ def _plain(doc: Document, prefix: Path, path: Path) -> bool:
     return scalar is not None and scalar.plain
 
 
+def _refused_by_kustomize(path: str, problems: list[Problem]) -> list[Problem]:
+    """Duplicate keys are errors in a file a kustomization builds: kustomize's YAML reader
+    (kyaml, on go-yaml v3) refuses the file ("mapping key already defined"), where kubectl
+    keeps the last value."""
+    built_by = files.kustomization_in(os.path.dirname(os.path.abspath(path))) if path != "/dev/stdin" else None
+    if built_by is None:
+        return problems
+    return [
+        replace(
+            p,
+            severity=Severity.ERROR,
+            hint=f"kustomize refuses the file (mapping key already defined); the {built_by} beside it builds it: "
+            "remove one of the two",
+        )
+        if p.rule == "yaml-duplicate-key"
+        else p
+        for p in problems
+    ]
+
+
 def _names_a_kind(data: Any) -> bool:
     return isinstance(data, dict) and ("kind" in data or "apiVersion" in data)
 
@@ -821,9 +861,11 @@ def validate_paths(
     definitions = crds.Catalog()
     given: list[Any] = []
     if crd_paths:
-        given, missing = crds.stored(crd_paths)
-        problems += missing
-        definitions.add_all(given, stored=True)
+        crd_sources = crds.sources(crd_paths)
+        problems += crd_sources.problems
+        definitions.add_all(crd_sources.crds, stored=True)
+        definitions.add_schemas(crd_sources.schemas)
+        given = [*crd_sources.crds, *(_stamped(path, name) for path, name in crd_sources.schemas)]
     found = selected.files
     problems += selected.notes
     # an unsupported version is a usage error before any work
@@ -1130,6 +1172,16 @@ def _readable(value: Any, sops: bool, encoded: bool) -> str | None:
         return None
 
 
+def _stamped(path: str, name: str) -> tuple[str, int, int]:
+    """A catalog schema as the kept results know it: by name, size and modification time (the
+    schemas of a large catalog are read only when a kind uses them)."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return name, -1, -1
+    return name, stat.st_size, stat.st_mtime_ns
+
+
 class Validated(NamedTuple):
     """The findings no gen:ignore comment silences, how many it did, every file judged, and
     how many files were skipped as no manifest."""
@@ -1172,7 +1224,7 @@ def _result_from_plain(plain: Any) -> FileResult:
 
 # The findings of every file `gen validate` judged, by its name and content, in one bundle per
 # working directory, paths asked, and what files are judged with (versions, plugins, the CRDs
-# given).
+# given, the size limit).
 _VALIDATED = "validated"
 _KEPT_BUNDLES = 16  # invocations (paths asked, versions, CRDs) remembered; the least recently used go first
 
@@ -1183,7 +1235,14 @@ def _kept_results(paths: list[FsPath], validator: ManifestValidator, given: list
     asked = [os.getcwd(), *(os.path.realpath(path) for path in paths)]
     try:
         judged_with = gen_cache.stable_bytes(
-            (asked, validator.versions, validator.plugins, given, sorted(validator.feature_gates.items()))
+            (
+                asked,
+                validator.versions,
+                validator.plugins,
+                given,
+                max_file_bytes(),
+                sorted(validator.feature_gates.items()),
+            )
         )
     except ValueError:  # a value marshal does not know, in a CRD: nothing kept
         return None

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.problems import Problem, Severity, json_path
-from generator.yamlio.load import MAX_FILE_BYTES, Path_, SourceMap, load_text
+from generator.yamlio.load import Path_, SourceMap, load_text, max_file_bytes
 
 STDIN = "-"
 
@@ -43,7 +43,7 @@ class InputFile:
 
     def _positions(self) -> SourceMap:
         if self._source is None:
-            docs, _ = load_text(self.text, self.name) if len(self.text) <= MAX_FILE_BYTES else ([], [])
+            docs, _ = load_text(self.text, self.name) if len(self.text) <= max_file_bytes() else ([], [])
             self._source = docs[0].source if docs else SourceMap()
         return self._source
 

@@ -7,6 +7,7 @@ every later stage can point at the exact line of a policy file.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -24,7 +25,11 @@ try:
 except AttributeError:  # pragma: no cover - libyaml missing
     SAFE_LOADER = yaml.SafeLoader
 
-MAX_FILE_BYTES = 4 * 1024 * 1024
+# Files and stdin up to this size are read (a whole rendered platform is ~9 MB); the node and
+# depth limits below bound what a file of that size can make gen hold, aliases included.
+DEFAULT_MAX_FILE_MIB = 64
+MAX_FILE_ENV = "GEN_MAX_FILE_MIB"  # wins over .gen.yaml's maxFileMiB
+_configured_mib: list[int] = []  # .gen.yaml's maxFileMiB, once its settings are read
 MAX_NODES = 200_000
 MAX_DEPTH = 100  # nesting levels; later stages recurse per level, and no manifest needs more
 
@@ -33,6 +38,39 @@ _T = TypeVar("_T")
 
 # YAML 1.1 reads these plain scalars as booleans; a user almost always meant the string.
 _YAML11_BOOLS = re.compile(r"^(y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF)\Z")
+
+
+def configure_max_file_mib(mib: int | None) -> None:
+    """The size limit a repository's settings give (None: the default)."""
+    _configured_mib[:] = [mib] if mib else []
+
+
+def max_file_bytes() -> int:
+    """The largest file or stdin gen reads: $GEN_MAX_FILE_MIB, else .gen.yaml's, else 64 MiB."""
+    from generator.errors import GeneratorError
+
+    raw = os.environ.get(MAX_FILE_ENV, "").strip()
+    if raw:
+        try:
+            mib = int(raw)
+        except ValueError:
+            mib = 0
+        if mib <= 0:
+            raise GeneratorError(f"{MAX_FILE_ENV}={raw!r}: the size limit is a whole number of MiB above 0")
+        return mib * 1024 * 1024
+    return (_configured_mib[0] if _configured_mib else DEFAULT_MAX_FILE_MIB) * 1024 * 1024
+
+
+def _too_large(file: str, limit: int) -> Problem:
+    return Problem(
+        file,
+        1,
+        1,
+        "yaml-too-large",
+        Severity.ERROR,
+        f"file is larger than {limit // (1024 * 1024)} MiB",
+        hint=f"raise the limit with {MAX_FILE_ENV} or .gen.yaml's maxFileMiB if the file is meant to be this large",
+    )
 
 
 class Position(NamedTuple):
@@ -608,20 +646,15 @@ def parse_yaml(text: str, kube: bool = False) -> Any:
     return found[0] if found else None
 
 
-def load_text(text: str, file: str, kube: bool = False) -> tuple[list[Document], list[Problem]]:
-    """Parse every document of text; a broken document is a Problem, the others still load."""
+def load_text(
+    text: str, file: str, kube: bool = False, limit: int | None = None
+) -> tuple[list[Document], list[Problem]]:
+    """Parse every document of text; a broken document is a Problem, the others still load.
+    limit: the size limit in bytes, when the caller has it (max_file_bytes() otherwise)."""
     docs: list[Document] = []
-    if len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
-        return docs, [
-            Problem(
-                file,
-                1,
-                1,
-                "yaml-too-large",
-                Severity.ERROR,
-                f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB",
-            )
-        ]
+    limit = max_file_bytes() if limit is None else limit
+    if len(text) > limit // 4 and len(text.encode("utf-8", "surrogatepass")) > limit:
+        return docs, [_too_large(file, limit)]
     simple = _simple(text, kube)
     shared = FileSources(text, kube)
     if simple is not None:
@@ -643,24 +676,34 @@ def load_text(text: str, file: str, kube: bool = False) -> tuple[list[Document],
     return docs, [_problem_at(file, w.mark, w.rule, str(w), w.hint, Severity.WARNING) for w in warnings]
 
 
+def _read_at_most(fh: Any, limit: int) -> bytes | None:
+    """The file's bytes, or None if it holds more than limit: memory never holds more than that
+    (a regular file is measured first, a pipe such as stdin read up to one byte past it)."""
+    size = os.fstat(fh.fileno()).st_size
+    if size > limit:
+        return None
+    if size:
+        raw: bytes = fh.readall()
+        return raw if len(raw) <= limit else None
+    chunks, held = [], 0
+    while chunk := fh.read(min(1 << 20, limit + 1 - held)):
+        chunks.append(chunk)
+        held += len(chunk)
+        if held > limit:
+            return None
+    return b"".join(chunks)
+
+
 def load_file(path: str | Path, display: str | None = None, kube: bool = False) -> tuple[list[Document], list[Problem]]:
     name = display or str(path)
+    limit = max_file_bytes()
     try:
         with open(path, "rb", buffering=0) as fh:  # unbuffered: one read, half pathlib's cost
-            raw = fh.readall()
+            raw = _read_at_most(fh, limit)
     except OSError as err:
         return [], [Problem(name, 0, 0, "file-unreadable", Severity.ERROR, err.strerror or str(err))]
-    if len(raw) > MAX_FILE_BYTES:
-        return [], [
-            Problem(
-                name,
-                1,
-                1,
-                "yaml-too-large",
-                Severity.ERROR,
-                f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB",
-            )
-        ]
+    if raw is None:
+        return [], [_too_large(name, limit)]
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -677,7 +720,7 @@ def load_file(path: str | Path, display: str | None = None, kube: bool = False) 
                 hint="save the file as UTF-8",
             )
         ]
-    return load_text(text, name, kube)
+    return load_text(text, name, kube, limit)
 
 
 def load_documents(paths: Iterable[Path]) -> tuple[list[Document], list[Problem]]:
