@@ -1024,6 +1024,7 @@ def _built(
             planned.append((root, directories, remote_bases, settings))
     read_before: dict[str, list[Document]] = {}
     judged_before: set[tuple[str, int, str, tuple[sources.Applied, ...]]] = set()
+    to_judge: list[tuple[Document, Any, sources.Applied]] = []  # judged in worker processes when many
     # a base's `$(NAME)` that a kustomization including it declares in vars is kustomize's to replace
     declared = kustomize.variables(frozenset(os.path.dirname(os.path.abspath(k)) for k in kustomizations))
     from concurrent.futures import ThreadPoolExecutor  # only a run that builds pays for the import
@@ -1073,8 +1074,13 @@ def _built(
             if same in judged_before:
                 continue  # a base several overlays build alike: judged once
             judged_before.add(same)
-            for each in each_applied:
-                gathered.document(where, data, validator, each)
+            to_judge += [(where, data, each) for each in each_applied]
+    for judged_objects in parallel.map_in_order(
+        partial(_judge_built, validator=validator), to_judge, parallel.workers(len(to_judge)), codec=_PLAIN_GATHERED
+    ):
+        gathered.problems += judged_objects.problems
+        gathered.defined += judged_objects.defined
+        gathered.deferred += judged_objects.deferred
     used |= consumed
     unbuilt = [plan[1] for plan, build in zip(planned, builds, strict=True) if build is None]
     _with_kustomize_vars(unbuilt, declared, absolute, found, results, validator, engines)
@@ -1100,6 +1106,34 @@ def _built(
     return _Builds(
         problems, list(dict.fromkeys(gathered.defined)), list(dict.fromkeys(gathered.deferred)), unreferenced, summary
     )
+
+
+def _judge_built(item: tuple[Document, Any, sources.Applied], validator: ManifestValidator) -> _Gathered:
+    """One built object judged at the document it was written in."""
+    gathered = _Gathered()
+    gathered.document(*item[:2], validator, item[2])
+    return gathered
+
+
+def _gathered_to_plain(gathered: _Gathered) -> tuple[Any, ...]:
+    return (
+        [p.to_plain() for p in gathered.problems],
+        gathered.defined,
+        [(namespace, dataclasses.astuple(v), p.to_plain()) for namespace, v, p in gathered.deferred],
+    )
+
+
+def _gathered_from_plain(plain: Any) -> _Gathered:
+    gathered = _Gathered()
+    problems, defined, deferred = plain
+    gathered.problems = [Problem.from_plain(p) for p in problems]
+    gathered.defined = [tuple(d) for d in defined]
+    gathered.deferred = [(namespace, pod_security.Violation(*v), Problem.from_plain(p)) for namespace, v, p in deferred]
+    return gathered
+
+
+# What judging a built object gives, as a worker sends it: its findings, Namespaces and deferred checks.
+_PLAIN_GATHERED: parallel.Codec[_Gathered] = parallel.Codec(_gathered_to_plain, _gathered_from_plain)
 
 
 def _with_kustomize_vars(
