@@ -236,7 +236,7 @@ def build(
     with tempfile.TemporaryDirectory(prefix="gen-kustomize-") as wrapper:
         resource = os.path.relpath(directory, wrapper)
         with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as handle:
-            handle.write(f"resources:\n- {resource}\nbuildMetadata: [originAnnotations]\n")
+            handle.write(f"resources:\n- {json.dumps(resource)}\nbuildMetadata: [originAnnotations]\n")  # quoted
             for key, value in (settings or {}).items():
                 handle.write(f"{key}: {json.dumps(value)}\n")  # JSON is YAML
         nowhere = "http://127.0.0.1:9"
