@@ -42,6 +42,7 @@ def run(
         plugins,
         crds,
         excluded=settings.excluded if settings is not None else lambda name: False,
+        feature_gates=dict(settings.feature_gates) if settings is not None else {},
     )
     problems, by_config = config.silenced_by(settings, validated.problems)
     if write_baseline is not None:
@@ -61,7 +62,8 @@ def run(
     else:
         report(problems, fmt, files=validated.files)
     print(
-        _summary(len(validated.files), problems, validated.silenced + by_config, known, validated.skipped),
+        _summary(len(validated.files), problems, validated.silenced + by_config, known, validated.skipped)
+        + (f"; {validated.built}" if validated.built else ""),
         file=sys.stderr,
     )
     return exit_code(problems, strict)
@@ -77,5 +79,8 @@ def _summary(files: int, problems: list[Problem], silenced: int, known: int, ski
     line = f"gen: {files} file{'s' if files != 1 else ''} validated: {', '.join(counts)}; {silenced} silenced"
     line += f"; {known} known from the baseline" if known else ""
     return line + (
-        f"; {skipped} skipped (no manifests: tool configuration, Helm, Kustomize patches)" if skipped else ""
+        f"; {skipped} skipped (no manifests: tool configuration, Helm, Kustomize patches and inputs, "
+        "YAML without apiVersion and kind)"
+        if skipped
+        else ""
     )
