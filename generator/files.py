@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from generator.layout import FRAGMENTS_DIR, MANIFEST_FILE
-from generator.problems import Problem, Severity
+from generator.problems import STDIN_NAME, Problem, Severity
 
 YAML_SUFFIXES = (".yaml", ".yml")
 MANIFEST_SUFFIXES = (*YAML_SUFFIXES, ".json")
@@ -69,7 +69,7 @@ def named(
     here = os.getcwd()
     for root in paths:
         if str(root) == "-":  # `kustomize build | gen validate -`
-            files.append(("/dev/stdin", "<stdin>"))
+            files.append(("/dev/stdin", STDIN_NAME))
             continue
         if not root.exists():
             problems.append(Problem(str(root), 0, 0, "file-missing", Severity.ERROR, "no such file or directory"))

@@ -353,8 +353,7 @@ def test_junit_failures_never_exceed_tests(gen, tmp_path: Path) -> None:
     report = tmp_path / "junit.xml"
     assert run(gen, "--format", "junit", "--output", report, tmp_path / "two.yaml").code == 1
     suite = next(iter(JUnitXml.fromfile(str(report))))
-    assert (suite.tests, suite.failures) == (1, 1)
-    assert "(and 1 more)" in report.read_text()
+    assert (suite.tests, suite.failures) == (2, 2), "a failed case per error"
 
 
 # -- gen render takes CRDs too
