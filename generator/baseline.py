@@ -38,8 +38,9 @@ def read(path: Path) -> Counter[Key]:
         ) from err
 
 
-def unknown(problems: Iterable[Problem], known: Counter[Key]) -> tuple[list[Problem], int]:
-    """The findings the baseline does not hold, and how many it did."""
+def unknown(problems: Iterable[Problem], known: Counter[Key]) -> tuple[list[Problem], int, int]:
+    """The findings the baseline does not hold, how many it did, and how many of its entries
+    matched no finding (stale: fixed, or changed so that they no longer match)."""
     left = Counter(known)
     new: list[Problem] = []
     matched = 0
@@ -50,7 +51,7 @@ def unknown(problems: Iterable[Problem], known: Counter[Key]) -> tuple[list[Prob
             matched += 1
         else:
             new.append(problem)
-    return new, matched
+    return new, matched, sum(left.values())
 
 
 def write(path: Path, problems: Iterable[Problem]) -> None:

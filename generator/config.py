@@ -43,6 +43,7 @@ class Config:
     exclude: tuple[str, ...] = ()
     ignore: tuple[Ignore, ...] = ()
     max_file_mib: int | None = None  # the largest file gen reads (yamlio/load.py's default otherwise)
+    feature_gates: tuple[tuple[str, bool], ...] = ()  # as the clusters set them
 
     def _relative(self, name: str) -> str:
         full = os.path.normpath(os.path.join(os.getcwd(), name))
@@ -118,6 +119,7 @@ def load(path: Path) -> tuple[Config | None, list[Problem]]:
         tuple(data.get("exclude", ())),
         tuple(Ignore(e["rule"], tuple(e.get("paths", ())), e["reason"]) for e in data.get("ignore", ())),
         data.get("maxFileMiB"),
+        tuple(sorted(data.get("featureGates", {}).items())),
     ), []
 
 

@@ -14,11 +14,12 @@ import fnmatch
 import os
 import re
 from collections.abc import Callable, Iterable
+from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from generator.layout import FRAGMENTS_DIR, MANIFEST_FILE
-from generator.problems import Problem, Severity
+from generator.problems import STDIN_NAME, Problem, Severity
 
 YAML_SUFFIXES = (".yaml", ".yml")
 MANIFEST_SUFFIXES = (*YAML_SUFFIXES, ".json")
@@ -68,7 +69,7 @@ def named(
     here = os.getcwd()
     for root in paths:
         if str(root) == "-":  # `kustomize build | gen validate -`
-            files.append(("/dev/stdin", "<stdin>"))
+            files.append(("/dev/stdin", STDIN_NAME))
             continue
         if not root.exists():
             problems.append(Problem(str(root), 0, 0, "file-missing", Severity.ERROR, "no such file or directory"))
@@ -82,16 +83,10 @@ def named(
     return files, problems
 
 
-# YAML that configures tools, by file name (fnmatch) or by a directory it lies in.
+# YAML that configures tools, by file name (fnmatch), besides every dotfile (`.gen.yaml`,
+# `.pre-commit-config.yaml`, `.gitlab-ci.yml`, `.sops.yaml`) and what lies in a dot-directory
+# (`.github/`).
 _NOT_MANIFEST_NAMES = (
-    ".gen.yaml",
-    ".gen.yml",
-    ".pre-commit-config.yaml",
-    ".pre-commit-hooks.yaml",
-    ".gitlab-ci.yml",
-    ".yamllint",
-    ".yamllint.yaml",
-    ".yamllint.yml",
     "Chart.yaml",
     "Chart.lock",
     "values.yaml",
@@ -105,18 +100,22 @@ _NOT_MANIFEST_NAMES = (
     "kustomization.yml",
     "Kustomization",
 )
-_NOT_MANIFEST_DIRS = frozenset({".github", ".gitlab", ".circleci"})
-_KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 
 _NOT_MANIFEST_NAME = re.compile("|".join(fnmatch.translate(pattern) for pattern in _NOT_MANIFEST_NAMES))
 
 
 def _tool_file(path: str) -> bool:
+    """A file by its name or its directory's: a tool's configuration. Dotfiles (`.sops.yaml`,
+    `.yamlfmt.yaml`) and files in dot-directories are, as the walk never enters them; pre-commit
+    names them all the same (a path outside the current directory is judged by its name)."""
     directory, name = os.path.split(path)
-    if _NOT_MANIFEST_NAME.match(name):
+    if name.startswith(".") or _NOT_MANIFEST_NAME.match(name):
         return True
-    return bool(directory) and not _NOT_MANIFEST_DIRS.isdisjoint(directory.split("/"))
+    if not (directory.startswith(".") or "/." in directory) or os.path.isabs(path):
+        return False  # the common case, without splitting the path
+    return any(part.startswith(".") and part not in (".", "..") for part in directory.split("/"))
 
 
 def _is_fragment(directory: str) -> bool:
@@ -160,23 +159,38 @@ def _patch_paths(kustomization: Any) -> Iterable[str]:
         for entry in kustomization.get(key) or []:
             if isinstance(entry, str) and entry.endswith((".yaml", ".yml")):
                 yield entry
+    for key in ("configMapGenerator", "secretGenerator"):  # the files a generator reads are data
+        for generator in kustomization.get(key) or []:
+            if isinstance(generator, dict):
+                for entry in [*(generator.get("files") or []), *(generator.get("envs") or []), generator.get("env")]:
+                    if isinstance(entry, str):
+                        yield entry.split("=", 1)[-1]  # `key=path` names the key the file's bytes go under
     for chart in kustomization.get("helmCharts") or []:
         if isinstance(chart, dict) and isinstance(chart.get("valuesFile"), str):
             yield chart["valuesFile"]
+
+
+@cache
+def read_kustomization(path: str) -> dict[str, Any]:
+    """A kustomization file's mapping (empty when it is none), read once per run by all that
+    ask (which files are patches, which kustomizations to build): read_kustomization.cache_clear()
+    starts a run."""
+    from generator.yamlio.load import load_file  # only directories that hold one pay
+
+    docs, _ = load_file(path, kube=True)
+    return docs[0].data if docs and isinstance(docs[0].data, dict) else {}
 
 
 def _patches_of(directory: str, cache: dict[str, set[str]]) -> set[str]:
     """Real paths of the files the kustomization in directory (if any) uses as patches."""
     if directory in cache:
         return cache[directory]
-    from generator.yamlio.load import load_file  # only directories that may hold one pay
-
     found: set[str] = set()
-    for name in _KUSTOMIZATIONS:
+    for name in KUSTOMIZATIONS:
         candidate = os.path.join(directory, name)
         if os.path.isfile(candidate):
-            for doc in load_file(candidate, kube=True)[0]:
-                found.update(os.path.realpath(os.path.join(directory, rel)) for rel in _patch_paths(doc.data))
+            data = read_kustomization(candidate)
+            found.update(os.path.realpath(os.path.join(directory, rel)) for rel in _patch_paths(data))
             break
     cache[directory] = found
     return found
@@ -202,7 +216,7 @@ def manifest_files(
     found, missing = named(paths, MANIFEST_SUFFIXES)
     # a kustomization is found by the walk that finds its patches; a file named on its own may
     # have one in its directory or above
-    look_for_patches = any(os.path.basename(path) in _KUSTOMIZATIONS for path, _ in found) or any(
+    look_for_patches = any(os.path.basename(path) in KUSTOMIZATIONS for path, _ in found) or any(
         root.is_file() for root in paths
     )
     kept: list[tuple[str, str]] = []
@@ -269,7 +283,7 @@ def _patches_near(directory: str, near: dict[str, set[str]], cache: dict[str, se
 
 def kustomization_in(directory: str) -> str | None:
     """The kustomization file directory holds, if any: kustomize builds what lies beside it."""
-    for name in _KUSTOMIZATIONS:
+    for name in KUSTOMIZATIONS:
         if os.path.isfile(os.path.join(directory, name)):
             return name
     return None

@@ -6,6 +6,8 @@ import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+STDIN_NAME = "<stdin>"  # the file findings on standard input name
+
 
 class Severity(enum.IntEnum):
     INFO = 0

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from generator import __version__
-from generator.problems import Problem, Severity
+from generator.problems import STDIN_NAME, Problem, Severity
 
 _COLORS = {Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m", Severity.INFO: "\033[36m"}
 
@@ -79,25 +79,28 @@ def _sarif_rule(rule_id: str) -> dict[str, Any]:
     }
 
 
-def _repository_root() -> str:
-    """The directory holding .git, from here up; else here: where code scanning roots URIs."""
-    here = os.getcwd()
-    directory = here
+def _repository_root(directory: str) -> str | None:
+    """The nearest directory holding .git, from this one up; None outside any checkout."""
     while True:
         if os.path.exists(os.path.join(directory, ".git")):
             return directory
         parent = os.path.dirname(directory)
         if parent == directory:
-            return here
+            return None
         directory = parent
 
 
-def _artifact(file: str, root: str) -> dict[str, str]:
-    """A file as SARIF locates it: a URI relative to the repository root, or a file: URI outside it."""
+def _artifact(file: str, fallback_root: str) -> dict[str, str]:
+    """A file as SARIF locates it: a URI relative to the root of the checkout that holds it (so
+    gen run from outside the checkout names files as code scanning does), else relative to the
+    checkout gen runs in; a file: URI outside both; standard input by its name alone."""
     from pathlib import PurePath
     from urllib.parse import quote
 
+    if file == STDIN_NAME:
+        return {"uri": quote(file)}
     full = os.path.abspath(file)
+    root = _repository_root(os.path.dirname(full)) or fallback_root
     if full == root or not full.startswith(root.rstrip(os.sep) + os.sep):
         return {"uri": PurePath(full).as_uri()}
     return {"uri": quote(PurePath(os.path.relpath(full, root)).as_posix()), "uriBaseId": "%SRCROOT%"}
@@ -123,7 +126,7 @@ def report_sarif(problems: Sequence[Problem], stream: TextIO, files: Sequence[st
     """SARIF 2.1.0, as GitHub code scanning reads it: file URIs relative to the repository root,
     wherever gen runs."""
     ids = sorted({p.rule for p in problems})
-    root = _repository_root()
+    root = _repository_root(os.getcwd()) or os.getcwd()
     index = {rule: i for i, rule in enumerate(ids)}
     log = {
         "$schema": SARIF_SCHEMA,
@@ -146,31 +149,38 @@ def report_sarif(problems: Sequence[Problem], stream: TextIO, files: Sequence[st
 
 
 def report_junit(problems: Sequence[Problem], stream: TextIO, files: Sequence[str] = ()) -> None:
-    """JUnit XML: one test case per file, failed by its errors (one failure element listing
-    them, so failures never exceed tests); warnings and information go to the case's output,
-    where CI systems show them without failing the build."""
+    """JUnit XML: a failed test case per error (named by its file, line, column and rule), a
+    passing case per file without errors; warnings and information go to the output of the
+    file's first case, where CI systems show them without failing the build."""
     from xml.etree import ElementTree as ET
 
     by_file: dict[str, list[Problem]] = {name: [] for name in files}
     for p in problems:
         by_file.setdefault(p.file, []).append(p)
-    failed = sum(1 for found in by_file.values() if any(p.severity is Severity.ERROR for p in found))
-    suites = ET.Element("testsuites", name="gen", tests=str(len(by_file)), failures=str(failed))
-    suite = ET.SubElement(suites, "testsuite", name="gen", tests=str(len(by_file)), failures=str(failed), errors="0")
+    cases: list[ET.Element] = []
     for name in sorted(by_file):
-        case = ET.SubElement(suite, "testcase", classname="gen", name=name)
-        lines = [(p, f"{p.file}:{p.line}:{p.column}: {p.severity} {p.rule} {_described(p)}") for p in by_file[name]]
-        errors = [(p, line) for p, line in lines if p.severity is Severity.ERROR]
-        if errors:
-            first = errors[0][0]
-            more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-            failure = ET.SubElement(case, "failure", message=f"{first.rule}: {first.message}{more}", type=first.rule)
-            failure.text = "\n".join(line for _, line in errors)
-        notes = [line for p, line in lines if p.severity is not Severity.ERROR]
+        errors = [p for p in by_file[name] if p.severity is Severity.ERROR]
+        notes = [_located(p) for p in by_file[name] if p.severity is not Severity.ERROR]
+        first = len(cases)
+        for p in errors:
+            case = ET.Element("testcase", classname=name, name=f"{p.file}:{p.line}:{p.column} {p.rule}")
+            failure = ET.SubElement(case, "failure", message=f"{p.rule}: {p.message}", type=p.rule)
+            failure.text = _located(p)
+            cases.append(case)
+        if not errors:
+            cases.append(ET.Element("testcase", classname=name, name=name))
         if notes:
-            ET.SubElement(case, "system-out").text = "\n".join(notes)
+            ET.SubElement(cases[first], "system-out").text = "\n".join(notes)
+    failed = sum(1 for p in problems if p.severity is Severity.ERROR)
+    suites = ET.Element("testsuites", name="gen", tests=str(len(cases)), failures=str(failed))
+    suite = ET.SubElement(suites, "testsuite", name="gen", tests=str(len(cases)), failures=str(failed), errors="0")
+    suite.extend(cases)
     ET.indent(suites)
     stream.write(ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n")
+
+
+def _located(p: Problem) -> str:
+    return f"{p.file}:{p.line}:{p.column}: {p.severity} {p.rule} {_described(p)}"
 
 
 def _plain(reporter: Callable[[Sequence[Problem], TextIO], None]) -> Callable[..., None]:

@@ -221,7 +221,7 @@ def _write(tmp_path: Path, name: str, obj: Any) -> Path:
 
 
 def test_k8s_object_rule(gen, tmp_path: Path) -> None:
-    assert " k8s-object " in gen("validate", _write(tmp_path, "bad", [1, 2])).out
+    assert " k8s-object " in gen("validate", _write(tmp_path, "bad", {"kind": "Pod", "metadata": {"name": "a"}})).out
     assert gen("validate", "--strict", _write(tmp_path, "good", pod())).code == 0
 
 

@@ -181,15 +181,60 @@ def test_sarif_report_is_valid_sarif_2_1_0_with_the_catalogue_s_words(gen, repo:
 def test_junit_report_is_read_back_by_a_junit_parser(gen, repo: Path) -> None:
     from junitparser import Failure, JUnitXml
 
+    (repo / "apps" / "svc.yaml").write_text(BROKEN.replace("port: 80", "port: 0"))  # a second error
     run = gen("validate", "apps", "--format", "junit", "--output", "gen.xml")
     assert run.code == 1
     xml = JUnitXml.fromfile(str(repo / "gen.xml"))
-    cases = {case.name: case for suite in xml for case in suite}
-    assert set(cases) == {"apps/svc.yaml", "apps/web.yaml"}, "one test case per file, passing ones too"
-    failures = [r for r in cases["apps/svc.yaml"].result if isinstance(r, Failure)]
-    assert len(failures) == 1 and failures[0].type == "k8s-name" and "apps/svc.yaml:4:9" in failures[0].text
-    assert cases["apps/web.yaml"].is_passed, "a warning is no failure"
-    assert "image-tag" in cases["apps/web.yaml"].system_out
+    suite = next(iter(xml))
+    cases = {case.name: case for case in suite}
+    failed = sorted(name for name, case in cases.items() if not case.is_passed)
+    assert len(failed) == 2 and all(name.startswith("apps/svc.yaml:") for name in failed), "a failure per error"
+    assert set(cases) - set(failed) == {"apps/web.yaml"}, "a passing case per file without errors"
+    assert (suite.tests, suite.failures) == (3, 2)
+    failures = [r for name in failed for r in cases[name].result if isinstance(r, Failure)]
+    assert {f.type for f in failures} == {"k8s-name", "k8s-service"} and "apps/svc.yaml:4:9" in failures[0].text
+    assert "image-tag" in cases["apps/web.yaml"].system_out, "a warning is no failure"
+
+
+def test_a_baseline_says_how_many_of_its_entries_no_finding_matches(gen, repo: Path) -> None:
+    assert gen("validate", "apps", "--write-baseline", "baseline.json").code == 0
+    (repo / "apps" / "svc.yaml").write_text(BROKEN.replace("Web_Front", "web-front"))  # fixed
+    run = gen("validate", "apps", "--baseline", "baseline.json")
+    assert run.code == 0 and run.err.endswith(
+        "; 1 known from the baseline; 1 baseline entry no longer found (fixed or changed: "
+        "--write-baseline writes it anew)\n"
+    ), run.err
+
+
+def test_a_path_that_does_not_exist_is_a_usage_error(gen, repo: Path) -> None:
+    run = gen("validate", "apps", "aps")
+    assert (run.code, run.out) == (2, "") and "no such file or directory: aps" in run.err
+
+
+def test_sarif_from_outside_the_checkout_names_files_from_its_root(gen, repo: Path, monkeypatch) -> None:
+    monkeypatch.chdir(repo.parent)
+    log = json.loads(gen("validate", repo / "apps", "--format", "sarif").out)
+    where = {r["ruleId"]: r["locations"][0]["physicalLocation"]["artifactLocation"] for r in log["runs"][0]["results"]}
+    assert where["k8s-name"] == {"uri": "apps/svc.yaml", "uriBaseId": "%SRCROOT%"}
+
+
+def test_sarif_names_standard_input_by_its_name(repo: Path) -> None:
+    import subprocess
+    import sys
+
+    (repo / "apps" / "sub").mkdir()
+    run = subprocess.run(
+        [sys.executable, "-m", "generator", "validate", "-", "--format", "sarif"],
+        input=BROKEN,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=repo / "apps" / "sub",
+    )
+    log = json.loads(run.stdout)
+    jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text())).validate(log)
+    location = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert location == {"uri": "%3Cstdin%3E"}
 
 
 def test_output_to_a_directory_that_does_not_exist_is_a_usage_error(gen, repo: Path) -> None:

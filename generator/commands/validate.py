@@ -3,6 +3,7 @@ their CRDs; with a repository's .gen.yaml, a baseline, and reports CI systems re
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -27,6 +28,9 @@ def run(
     write_baseline: Path | None = None,
     output: Path | None = None,
 ) -> int:
+    missing = [str(path) for path in paths if str(path) != "-" and not os.path.lexists(path)]
+    if missing:  # a mistyped path is a usage error, not a finding that a baseline could hide
+        raise GeneratorError(f"no such file or directory: {', '.join(missing)}")
     settings, unusable = config.settings(config_file)
     if unusable:
         report(unusable, fmt)
@@ -42,15 +46,16 @@ def run(
         plugins,
         crds,
         excluded=settings.excluded if settings is not None else lambda name: False,
+        feature_gates=dict(settings.feature_gates) if settings is not None else {},
     )
     problems, by_config = config.silenced_by(settings, validated.problems)
     if write_baseline is not None:
         baseline.write(write_baseline, problems)
         print(f"gen: wrote {len(problems)} findings to {write_baseline}", file=sys.stderr)
         return 0
-    known = 0
+    known = stale = 0
     if baseline_file is not None:
-        problems, known = baseline.unknown(problems, baseline.read(baseline_file))
+        problems, known, stale = baseline.unknown(problems, baseline.read(baseline_file))
     if output is not None:
         try:
             with output.open("w", encoding="utf-8") as stream:
@@ -61,13 +66,14 @@ def run(
     else:
         report(problems, fmt, files=validated.files)
     print(
-        _summary(len(validated.files), problems, validated.silenced + by_config, known, validated.skipped),
+        _summary(len(validated.files), problems, validated.silenced + by_config, known, validated.skipped, stale)
+        + (f"; {validated.built}" if validated.built else ""),
         file=sys.stderr,
     )
     return exit_code(problems, strict)
 
 
-def _summary(files: int, problems: list[Problem], silenced: int, known: int, skipped: int = 0) -> str:
+def _summary(files: int, problems: list[Problem], silenced: int, known: int, skipped: int = 0, stale: int = 0) -> str:
     """One line for the terminal: what was judged, what was found, what was set aside."""
     counts = [
         f"{n} {word}{'s' if n != 1 and severity is not Severity.INFO else ''}"
@@ -76,6 +82,15 @@ def _summary(files: int, problems: list[Problem], silenced: int, known: int, ski
     ]
     line = f"gen: {files} file{'s' if files != 1 else ''} validated: {', '.join(counts)}; {silenced} silenced"
     line += f"; {known} known from the baseline" if known else ""
+    line += (
+        f"; {stale} baseline entr{'ies' if stale != 1 else 'y'} no longer found (fixed or changed: "
+        "--write-baseline writes it anew)"
+        if stale
+        else ""
+    )
     return line + (
-        f"; {skipped} skipped (no manifests: tool configuration, Helm, Kustomize patches)" if skipped else ""
+        f"; {skipped} skipped (no manifests: tool configuration, Helm, Kustomize patches and inputs, "
+        "YAML without apiVersion and kind)"
+        if skipped
+        else ""
     )

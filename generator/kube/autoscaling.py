@@ -33,11 +33,22 @@ def _check_metric_identifier(source: dict[str, Any], path: Path) -> Iterator[Fin
         yield error_at((*path, "metric", "name"), "k8s-hpa", f"metric name {name!r} {err}")
 
 
-def check_hpa(obj: dict[str, Any]) -> Iterator[Finding]:
+def check_hpa(obj: dict[str, Any], scale_to_zero: bool = False) -> Iterator[Finding]:
+    """ValidateHorizontalPodAutoscalerSpec; scale_to_zero: the cluster enables HPAScaleToZero,
+    which lowers minReplicas' bound to 0 (validateMetrics then asks for an Object or External
+    metric, the only ones that can wake a workload with no Pods)."""
     spec = obj.get("spec") or {}
     lo, hi = spec.get("minReplicas", 1), spec.get("maxReplicas")
-    if isinstance(lo, int) and lo < 1:
-        yield error_at(("spec", "minReplicas"), "k8s-hpa", "must be greater than or equal to 1")
+    lowest = 0 if scale_to_zero else 1
+    if isinstance(lo, int) and lo < lowest:
+        yield error_at(("spec", "minReplicas"), "k8s-hpa", f"must be greater than or equal to {lowest}")
+    metrics = spec.get("metrics") or []
+    if lo == 0 and scale_to_zero and not any(m.get("type") in ("Object", "External") for m in metrics):
+        yield error_at(
+            ("spec", "metrics"),
+            "k8s-hpa",
+            "must specify at least one Object or External metric to support scaling to zero replicas",
+        )
     if isinstance(hi, int) and (hi < 1 or (isinstance(lo, int) and hi < lo)):
         yield error_at(("spec", "maxReplicas"), "k8s-hpa", "must be greater than or equal to `minReplicas`")
     for m, metric in enumerate(spec.get("metrics") or []):

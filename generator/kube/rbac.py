@@ -40,10 +40,6 @@ def check_rbac(obj: dict[str, Any]) -> Iterator[Finding]:
                     yield error_at(
                         ("rules", i, field), "k8s-rbac", f"resource rules must supply at least one {field[:-1]}"
                     )
-            if rule.get("resourceNames") and len(rule.get("resources") or []) > 1:
-                yield error_at(
-                    ("rules", i, "resourceNames"), "k8s-rbac", "resource names cannot apply to multiple resources"
-                )
     for i, rule in enumerate(obj.get("rules") or []):
         for field in ("apiGroups", "resources", "verbs", "nonResourceURLs"):
             if "*" in ((rule or {}).get(field) or []):

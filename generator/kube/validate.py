@@ -7,6 +7,7 @@ the rules of kube-apiserver per API group (one module each) and kube-scheduler (
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import dataclasses
 import json
@@ -32,6 +33,7 @@ from generator.kube import (
     core,
     crds,
     defaults,
+    kustomize,
     networking,
     node,
     objectmeta,
@@ -42,6 +44,7 @@ from generator.kube import (
     rbac,
     resource,
     scheduling,
+    sources,
     storage,
 )
 from generator.kube.api_versions import SCHEDULER_CONFIG_KIND
@@ -65,8 +68,10 @@ if TYPE_CHECKING:  # the reference implementation is imported only to explain a 
     from referencing import Registry
 
 LAST_APPLIED_LIMIT = 262144
-# RelaxedEnvironmentVariableValidation: on by default from 1.32 (beta), GA in 1.34
-RELAXED_ENV_NAMES = (1, 32)
+# The feature gates that change a verdict, from the version they are on by default (the others,
+# HPAScaleToZero among them, are off unless .gen.yaml's featureGates turns them on).
+# RelaxedEnvironmentVariableValidation: beta in 1.32, GA in 1.34.
+_ON_BY_DEFAULT = {"RelaxedEnvironmentVariableValidation": (1, 32)}
 CONFIGMAP_LIMIT = 1024 * 1024
 # Compact JSON spends at most this many bytes per character of the YAML it was read from, when
 # that YAML has no aliases. The worst cases are a flow mapping of bare keys, `{a,b}` ->
@@ -195,6 +200,7 @@ class ManifestValidator:
         enforced: Mapping[str, str] | None = None,
         definitions: crds.Catalog | None = None,
         gen_namespaces: Collection[str] = (),
+        feature_gates: Mapping[str, bool] | None = None,
     ) -> None:
         for version in versions:
             api_versions.folder(version)  # an unsupported version fails here, before any work
@@ -205,6 +211,13 @@ class ManifestValidator:
         self.enforced = dict(enforced) if enforced is not None else None
         self.gen_namespaces = frozenset(gen_namespaces)  # the namespaces gen creates, at the level their Target sets
         self.definitions = definitions  # CRDs that judge the custom resources they define
+        self.feature_gates = dict(sorted((feature_gates or {}).items()))  # as the clusters set them
+
+    def gate(self, name: str, version: str) -> bool:
+        """Whether the clusters enable a feature gate: as .gen.yaml sets it, else the version's default."""
+        if name in self.feature_gates:
+            return self.feature_gates[name]
+        return name in _ON_BY_DEFAULT and api_versions.parse_version(version) >= _ON_BY_DEFAULT[name]
 
     def objects(self, data: Any) -> list[tuple[Path, Any]]:
         """The objects a document holds, each with its path in the document: a `kind: List`
@@ -227,8 +240,10 @@ class ManifestValidator:
             or (self.definitions is not None and self.definitions.find(api, item) is not None)
         )
 
-    def validate(self, obj: Any, text: str | None = None) -> list[Finding]:
-        """Findings for obj; text, where given, is YAML obj was read from (it may hold more).
+    def validate(self, obj: Any, text: str | None = None, opaque: frozenset[Path] = frozenset()) -> list[Finding]:
+        """Findings for obj; text, where given, is YAML obj was read from (it may hold more);
+        opaque, the paths of values gen cannot know (encrypted, or a variable's), which no
+        finding is about.
 
         With text the size rules can often tell, without serializing obj, that it is far below
         every limit: a quarter of the work on a typical Deployment.
@@ -240,12 +255,12 @@ class ManifestValidator:
             return [Finding((), "k8s-object", Severity.ERROR, "apiVersion and kind are required strings")]
         definition = self.definitions.find(api, kind) if self.definitions else None
         if definition is not None:  # the same for every Kubernetes version
-            return list(self._custom(obj, kind, text, definition.judge(obj, api)))
+            return sources.beside(list(self._custom(obj, kind, text, definition.judge(obj, api), opaque)), opaque)
         if len(self.versions) == 1:
-            return list(self._validate(obj, api, kind, text, self.versions[0]))
+            return sources.beside(list(self._validate(obj, api, kind, text, self.versions[0], opaque)), opaque)
         holds: dict[Finding, list[str]] = {}
         for version in self.versions:
-            for finding in self._validate(obj, api, kind, text, version):
+            for finding in sources.beside(list(self._validate(obj, api, kind, text, version, opaque)), opaque):
                 holds.setdefault(finding, []).append(version)
         return [
             f
@@ -254,7 +269,15 @@ class ManifestValidator:
             for f, found in holds.items()
         ]
 
-    def _validate(self, obj: dict[str, Any], api: str, kind: str, text: str | None, version: str) -> Iterator[Finding]:
+    def _validate(
+        self,
+        obj: dict[str, Any],
+        api: str,
+        kind: str,
+        text: str | None,
+        version: str,
+        opaque: frozenset[Path] = frozenset(),
+    ) -> Iterator[Finding]:
         if api.split("/")[0] in BUILD_TOOL_GROUPS or api == schemas.POLICY_API_VERSION:
             return  # read by kustomize or by gen (`gen lint` checks policies), never sent to the API server
         bundled = schemas.MANIFEST_SCHEMA_FILES.get((api, kind))
@@ -289,7 +312,7 @@ class ManifestValidator:
             )
         group = api_versions.split_api(api)[0]
         obj = defaults.defaulted(obj, group, kind)  # as kube-apiserver validates it
-        found = list(crds.schema_findings(validator, obj, "k8s-schema"))
+        found = sources.beside(list(crds.schema_findings(validator, obj, "k8s-schema")), opaque)
         yield from found
         if found:
             return  # semantic rules assume the shape is right
@@ -311,14 +334,14 @@ class ManifestValidator:
     ) -> Iterator[Finding]:
         """kube-apiserver's rules beyond the schema, and what holds for every object."""
         yield from pods.check_workload(obj)
-        yield from pods.check_env_names(obj, api_versions.parse_version(version) >= RELAXED_ENV_NAMES)
+        yield from pods.check_env_names(obj, self.gate("RelaxedEnvironmentVariableValidation", version))
         yield from rbac.check_rbac(obj)
         yield from self._pod_security(obj)
         yield from objectmeta.check_derived_names(obj)
         if kind == "PriorityClass":
             yield from scheduling.check_priority_class(obj)
         if kind == "HorizontalPodAutoscaler":
-            yield from autoscaling.check_hpa(obj)
+            yield from autoscaling.check_hpa(obj, self.gate("HPAScaleToZero", version))
         yield from _removed_volume_plugins(obj, kind, version)
         rules = GROUP_RULES.get((group, kind))
         if rules is not None:  # only the kinds present pay for their group's rules
@@ -337,9 +360,11 @@ class ManifestValidator:
             )
         yield from self._any_object(obj, kind, text)
 
-    def _custom(self, obj: dict[str, Any], kind: str, text: str | None, judged: Iterable[Finding]) -> Iterator[Finding]:
+    def _custom(
+        self, obj: dict[str, Any], kind: str, text: str | None, judged: Iterable[Finding], opaque: frozenset[Path]
+    ) -> Iterator[Finding]:
         """A custom resource: its CRD's verdict, then the rules that hold for every object."""
-        found = list(judged)
+        found = sources.beside(list(judged), opaque)
         yield from found
         if any(f.rule in ("crd-schema", "crd-version") for f in found):
             return  # the rules below assume the shape is right
@@ -406,13 +431,15 @@ class ManifestValidator:
 
 
 def _configuration_file(obj: dict[str, Any]) -> bool:
-    """A component's configuration (kube-scheduler's, the kubelet's, a kubeconfig), which a
-    process reads from a file: it is no API object and needs no metadata."""
+    """A component's configuration (kube-scheduler's, the kubelet's, a kubeconfig, istioctl's
+    IstioOperator: Istio removed the in-cluster operator in 1.24), which a process reads from a
+    file: it is no API object and needs no metadata."""
     group = api_versions.split_api(str(obj.get("apiVersion", "")))[0]
     return (
         group.endswith("config.k8s.io")
         or group == "audit.k8s.io"
         or (obj.get("apiVersion"), obj.get("kind")) == ("v1", "Config")
+        or (group, obj.get("kind")) == ("install.istio.io", "IstioOperator")
     )
 
 
@@ -583,54 +610,151 @@ class FileResult(NamedTuple):
     text: str | None
     definitions: list[Any]
     custom: set[tuple[str, str]]
-    not_manifest: bool = False  # a JSON file of data, not objects (package.json, a dashboard)
+    not_manifest: bool = False  # a file of data, not objects (package.json, an Ansible playbook)
+    flux: tuple[Any, ...] = ()  # the Flux Kustomizations it defines, as sources.flux_kustomization keeps them
+    holders: tuple[tuple[str, str, str], ...] = ()  # its ConfigMaps and Secrets (kind, namespace, name)
 
 
-def _validate_file(file: tuple[str, str], validator: ManifestValidator) -> FileResult:
+def _validate_file(
+    file: tuple[str, str], validator: ManifestValidator, applied: sources.Applied | None = None
+) -> FileResult:
+    """One file's findings; with applied, as an engine makes its objects (Flux substitution, a namespace)."""
     docs, problems = load_file(*file, kube=True)
     if any(p.rule == "yaml-duplicate-key" for p in problems):
         problems = _refused_by_kustomize(file[0], problems)
-    if file[1].endswith(".json") and not problems and not any(_names_a_kind(doc.data) for doc in docs):
+    # a document with neither apiVersion nor kind is no manifest (Ansible, Talos, app configuration)
+    docs = [doc for doc in docs if _names_a_kind(doc.data)]
+    if not docs and not problems:
         return FileResult([], {}, [], None, [], set(), not_manifest=True)
-    enforced: dict[str, str] = {}
-    deferred: list[Deferred] = []
-    definitions: list[Any] = []
-    custom: set[tuple[str, str]] = set()
-    text = docs[0].text if docs and "gen:ignore" in docs[0].text else None
+    judged = _Gathered()
+    judged.problems += problems
     for doc in docs:
-        for prefix, data in validator.objects(doc.data):
-            found = validator.validate(data, doc.text)
-            about = title_of(data)
-            problems += [
-                replace(
-                    doc.problem(
-                        (*prefix, *f.path),
-                        f.rule,
-                        f.message,
-                        severity=f.severity,
-                        hint=f.hint or quote_hint(doc, (*prefix, *f.path), f),
-                        key=f.at_key,
-                    ),
-                    about=about,
-                )
-                for f in found
-            ]
-            if isinstance(data, dict):
-                kind = (str(data.get("apiVersion")), str(data.get("kind")))
-                if kind in schemas.MANIFEST_SCHEMA_FILES or any(f.rule == "k8s-unknown-kind" for f in found):
-                    custom.add(kind)
-            if not isinstance(data, dict) or any(f.rule in SHAPE_UNSURE for f in found):
-                continue  # the checks below assume the shape is right
-            if is_definition(data):
-                definitions.append(data)
-            if data.get("kind") == "Namespace" and (level := pod_security.enforced_level(data)):
-                enforced[str((data.get("metadata") or {}).get("name"))] = level
-            namespace = str((data.get("metadata") or {}).get("namespace"))
-            deferred += [
-                (namespace, v, replace(doc.problem((*prefix, *v.path), "pod-security", ""), about=about))
-                for v in pod_security.workload_violations(data)
-            ]
-    return FileResult(problems, enforced, deferred, text, definitions, custom)
+        judged.document(doc, doc.data, validator, applied)
+    text = docs[0].text if docs and "gen:ignore" in docs[0].text else None
+    return FileResult(
+        judged.problems,
+        judged.enforced,
+        judged.deferred,
+        text,
+        judged.definitions,
+        judged.custom,
+        flux=tuple(judged.flux),
+        holders=tuple(judged.holders),
+    )
+
+
+class _Gathered:
+    """What judging objects gives, gathered: findings at their source lines, the Pod Security
+    levels Namespaces enforce, workloads' deferred Pod Security checks, CRDs and custom kinds."""
+
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+        self.enforced: dict[str, str] = {}
+        self.deferred: list[Deferred] = []
+        self.definitions: list[Any] = []
+        self.custom: set[tuple[str, str]] = set()
+        self.flux: list[Any] = []
+        self.defined: list[tuple[str, str, str]] = []  # (namespace, level, file) of each Namespace
+        self.holders: list[tuple[str, str, str]] = []
+
+    def document(
+        self,
+        doc: Document,
+        data: Any,
+        validator: ManifestValidator,
+        applied: sources.Applied | None,
+        opaque: frozenset[Path] = frozenset(),
+    ) -> None:
+        """The objects of one document (data: as the engine made it; doc: where it was written)
+        as the cluster receives them: SOPS decrypted, Flux's variables substituted."""
+        sops = sources.is_sops(data)
+        if sops:
+            data, encrypted = sources.decrypted(data)
+            opaque |= encrypted
+        if applied is not None and applied.kustomize_vars:
+            opaque |= sources.kustomize_var_paths(data, applied.kustomize_vars)
+        for prefix, obj in validator.objects(data):
+            within = frozenset(path[len(prefix) :] for path in opaque if path[: len(prefix)] == prefix)
+            if (
+                applied is not None
+                and applied.variables is not None
+                and isinstance(obj, dict)
+                and not sources.substitution_disabled(obj)
+            ):
+                obj, unknown_paths, unknown = sources.substituted(obj, applied, partial(_plain, doc, prefix))
+                within |= unknown_paths
+                if unknown:
+                    self.problems.append(
+                        doc.problem(
+                            (*prefix, *sorted(unknown_paths)[0]),
+                            "flux-substitution",
+                            f"{applied.source}'s postBuild variables {sources.unknown_reasons(unknown, applied)}: "
+                            "the values that use them are not checked",
+                            severity=Severity.INFO,
+                            hint="a ConfigMap or Secret it substitutes from among the files validated makes them known",
+                        )
+                    )
+            if applied is not None and applied.namespace and isinstance(obj, dict):
+                obj = sources.in_namespace(obj, applied.namespace)
+            self.object(doc, prefix, obj, validator, within, sops)
+
+    def object(
+        self,
+        doc: Document,
+        prefix: Path,
+        data: Any,
+        validator: ManifestValidator,
+        opaque: frozenset[Path],
+        encrypted: bool = False,
+    ) -> None:
+        found = validator.validate(data, doc.text, opaque)
+        if encrypted:  # what the Secret holds is not readable in Git
+            found = [f for f in found if f.rule != "secret-material"]
+        about = title_of(data)
+        self.problems += [
+            replace(
+                doc.problem(
+                    (*prefix, *f.path),
+                    f.rule,
+                    f.message,
+                    severity=f.severity,
+                    hint=f.hint or quote_hint(doc, (*prefix, *f.path), f),
+                    key=f.at_key,
+                ),
+                about=about,
+            )
+            for f in found
+        ]
+        if isinstance(data, dict):
+            kind = (str(data.get("apiVersion")), str(data.get("kind")))
+            if kind in schemas.MANIFEST_SCHEMA_FILES or any(f.rule == "k8s-unknown-kind" for f in found):
+                self.custom.add(kind)
+        if not isinstance(data, dict) or any(f.rule in SHAPE_UNSURE for f in found):
+            return  # the checks below assume the shape is right
+        if is_definition(data):
+            self.definitions.append(data)
+        if (flux := sources.flux_kustomization(data)) is not None:
+            self.flux.append(flux)
+        if data.get("kind") in ("ConfigMap", "Secret") and data.get("apiVersion") == "v1":
+            metadata = data.get("metadata") or {}
+            self.holders.append((str(data["kind"]), str(metadata.get("namespace", "")), str(metadata.get("name"))))
+        if data.get("kind") == "Namespace" and data.get("apiVersion") == "v1":
+            # without an enforce label, Pod Security admits anything: privileged (a second
+            # definition of the namespace that enforces more is then an alternative, not the truth)
+            level = pod_security.enforced_level(data) or "privileged"
+            self.enforced[str((data.get("metadata") or {}).get("name"))] = level
+            self.defined.append((str((data.get("metadata") or {}).get("name")), level, doc.file))
+        namespace = str((data.get("metadata") or {}).get("namespace"))
+        self.deferred += [
+            (namespace, v, replace(doc.problem((*prefix, *v.path), "pod-security", ""), about=about))
+            for v in pod_security.workload_violations(data)
+        ]
+
+
+def _plain(doc: Document, prefix: Path, path: Path) -> bool:
+    """Whether the value at path (below prefix) of doc was written as an unquoted scalar."""
+    scalar = doc.source.scalars.get((*prefix, *path))
+    return scalar is not None and scalar.plain
 
 
 def _refused_by_kustomize(path: str, problems: list[Problem]) -> list[Problem]:
@@ -657,11 +781,45 @@ def _names_a_kind(data: Any) -> bool:
     return isinstance(data, dict) and ("kind" in data or "apiVersion" in data)
 
 
-def _judged(deferred: list[Deferred], enforced: dict[str, str]) -> list[Problem]:
-    """The Pod Security findings, now that every Namespace among the inputs is known."""
+def _judged(deferred: list[Deferred], enforced: dict[str, list[tuple[str, str]]]) -> list[Problem]:
+    """The Pod Security findings, now that every Namespace among the inputs is known (enforced:
+    each namespace's levels, with the file defining each).
+
+    Alternative overlays may define one namespace twice with different levels: the definition
+    in the workload's own kustomization wins; without one, neither is picked silently: the
+    workload is judged by the least strict, and a warning names both.
+    """
     out = []
+    kustomizations: dict[str, str | None] = {}
+    warned: set[tuple[str, str]] = set()
     for namespace, violation, located in deferred:
-        finding = pod_security_finding(violation, namespace, enforced.get(namespace), own_output=False)
+        definitions = enforced.get(namespace, [])
+        levels = {level for level, _ in definitions}
+        if len(levels) > 1:
+            home = sources.kustomization_of(located.file, kustomizations)
+            own = [level for level, file in definitions if sources.kustomization_of(file, kustomizations) == home]
+            if home is not None and len(set(own)) == 1:
+                level: str | None = own[0]
+            else:
+                level = min(levels, key=lambda name: pod_security.LEVELS[name])
+                if (located.file, namespace) not in warned:
+                    warned.add((located.file, namespace))
+                    named = " and ".join(
+                        f"{file} ({shown(level_)})" for level_, file in sorted(definitions, key=lambda d: d[1])
+                    )
+                    out.append(
+                        replace(
+                            located,
+                            rule="namespace-definitions",
+                            severity=Severity.WARNING,
+                            message=f"namespace {namespace} is defined with different Pod Security levels by {named}; "
+                            f"judged by the least strict, {shown(level)}",
+                            hint="put the Namespace in the same kustomization as its workloads, or define it once",
+                        )
+                    )
+        else:
+            level = next(iter(levels), None)
+        finding = pod_security_finding(violation, namespace, level, own_output=False)
         if finding is not None:
             out.append(replace(located, severity=finding.severity, message=finding.message, hint=finding.hint))
     return out
@@ -687,6 +845,7 @@ def validate_paths(
     plugins: tuple[str, ...] = (),
     crd_paths: Iterable[FsPath] = (),
     excluded: Callable[[str], bool] = lambda name: False,
+    feature_gates: Mapping[str, bool] | None = None,
 ) -> Validated:
     """`gen validate`: every manifest below paths, in worker processes when there are many;
     custom resources by the CRDs among them and below crd_paths.
@@ -697,19 +856,22 @@ def validate_paths(
     known. A repository without CRDs pays nothing for the second pass.
     """
     paths = list(paths)
+    kustomize.forget()  # kustomizations are read afresh each run
     selected, problems = files.manifest_files(paths, excluded)
     definitions = crds.Catalog()
     given: list[Any] = []
     if crd_paths:
-        sources = crds.sources(crd_paths)
-        problems += sources.problems
-        definitions.add_all(sources.crds, stored=True)
-        definitions.add_schemas(sources.schemas)
-        given = [*sources.crds, *(_stamped(path, name) for path, name in sources.schemas)]
+        crd_sources = crds.sources(crd_paths)
+        problems += crd_sources.problems
+        definitions.add_all(crd_sources.crds, stored=True)
+        definitions.add_schemas(crd_sources.schemas)
+        given = [*crd_sources.crds, *(_stamped(path, name) for path, name in crd_sources.schemas)]
     found = selected.files
     problems += selected.notes
     # an unsupported version is a usage error before any work
-    validator = ManifestValidator(versions, plugins, enforced=None, definitions=definitions)
+    validator = ManifestValidator(
+        versions, plugins, enforced=None, definitions=definitions, feature_gates=feature_gates
+    )
     results = _validate_files(found, validator, _kept_results(paths, validator, given))
     learnt = [(data, name) for (_, name), result in zip(found, results, strict=True) for data in result.definitions]
     if learnt:
@@ -717,23 +879,331 @@ def validate_paths(
         again = [i for i, result in enumerate(results) if any(definitions.find(*kind) for kind in result.custom)]
         for i, result in zip(again, _validate_files([found[i] for i in again], validator), strict=True):
             results[i] = result
-    enforced: dict[str, str] = {}
+    here = os.getcwd()  # once: os.path.abspath asks for it per path
+    absolute = [_absolute(path, here) for path, _ in found]
+    kustomizations = [
+        os.path.abspath(name) for name in selected.skipped if os.path.basename(name) in files.KUSTOMIZATIONS
+    ]
+    named = [os.path.abspath(path) for path in paths if path.is_file()]
+    around = sources.fluxes_around(named, set(absolute)) if named else []
+    engines = _as_engines_apply(found, absolute, results, validator, kustomizations, around)
+    built = _built(selected.skipped, found, absolute, results, validator, engines, sources.including(named))
+    problems += built.problems
+    enforced: dict[str, list[tuple[str, str]]] = {}
     deferred: list[Deferred] = []
     texts: dict[str, str] = {}
     judged: list[str] = []
     skipped = list(selected.skipped)
     for (_, name), result in zip(found, results, strict=True):
-        if result.not_manifest:
+        if result.not_manifest or name in built.unreferenced:
             skipped.append(name)
             continue
         judged.append(name)
         problems += result.problems
-        enforced.update(result.enforced)
+        for namespace, level in result.enforced.items():
+            enforced.setdefault(namespace, []).append((level, name))
         deferred += result.deferred
         if result.text is not None:
             texts[name] = result.text
+    for namespace, level, name in built.enforced:
+        enforced.setdefault(namespace, []).append((level, name))
+    deferred += built.deferred
     kept, silenced = suppressions.apply(problems + _judged(deferred, enforced), texts)
-    return Validated(kept, silenced, judged, len(skipped))
+    return Validated(kept, silenced, judged, len(skipped), built.summary)
+
+
+def _absolute(path: str, here: str) -> str:
+    """path from the filesystem root; normalised only where it may need it (a walk's paths
+    seldom do, and normalising 2,000 of them is measurable)."""
+    if path.startswith("/"):
+        return path if "/." not in path and "//" not in path else os.path.normpath(path)
+    joined = f"{here}/{path}"
+    return (
+        joined if "/." not in joined and "//" not in joined and not path.startswith(".") else os.path.normpath(joined)
+    )
+
+
+def _as_engines_apply(
+    found: list[tuple[str, str]],
+    absolute: list[str],
+    results: list[FileResult],
+    validator: ManifestValidator,
+    kustomizations: list[str],
+    around: list[tuple[str, Any]],
+) -> dict[str, list[sources.Applied]]:
+    """Judge again, as Flux and kustomize apply them, the files an engine changes: substituted
+    by the Flux Kustomizations whose path holds them, in the namespace one puts them in. A
+    file several apply is judged for each; a finding they share is said once. What applies to
+    each of the kustomizations (files) is returned too, for their builds; around: Flux
+    Kustomizations found beyond the inputs for files named on their own."""
+    fluxes = [(file, flux) for file, result in zip(absolute, results, strict=True) for flux in result.flux]
+    fluxes += around
+    holders: dict[tuple[str, str], list[tuple[str, int]]] = {}
+    for i, result in enumerate(results if fluxes else ()):  # only substituteFrom reads them
+        for kind, namespace, name in result.holders:
+            holders.setdefault((kind, name), []).append((namespace, i))
+
+    def holder(kind: str, namespace: str, name: str) -> dict[str, str | None] | None:
+        places = sorted(holders.get((kind, name), []), key=lambda place: place[0] != namespace)
+        return _holder_data(found[places[0][1]], kind, name) if places else None
+
+    engines = sources.engines([*absolute, *kustomizations], fluxes, holder)  # a kustomization: what its build is given
+    todo = [(i, applied) for i, file in enumerate(absolute) for applied in engines.get(file, [])]
+    if not todo:
+        return engines
+    again: dict[int, list[FileResult]] = {}
+    for (i, _), result in zip(todo, _judged_applied(todo, found, validator), strict=True):
+        again.setdefault(i, []).append(result)
+    for i, judged in again.items():
+        results[i] = judged[0]._replace(
+            problems=list({replace(p, about=""): p for r in judged for p in r.problems}.values()),
+            enforced={k: v for r in judged for k, v in r.enforced.items()},
+            deferred=list(dict.fromkeys(d for r in judged for d in r.deferred)),
+        )
+    return engines
+
+
+class _Builds(NamedTuple):
+    """What building the kustomizations among the inputs gave: findings at their source lines,
+    Namespaces' levels (namespace, level, file) and deferred Pod Security checks; the files a
+    build left out (never applied); and a sentence for the summary."""
+
+    problems: list[Problem]
+    enforced: list[tuple[str, str, str]]
+    deferred: list[Deferred]
+    unreferenced: set[str]
+    summary: str
+
+
+def _built(
+    skipped: list[str],
+    found: list[tuple[str, str]],
+    absolute: list[str],
+    results: list[FileResult],
+    validator: ManifestValidator,
+    engines: dict[str, list[sources.Applied]],
+    around: list[str],
+) -> _Builds:
+    """Every kustomization among the inputs that no other includes, built by the real engine
+    and judged as built: the files it reads are judged through it (their own results give way
+    to it), the files beside it that it leaves out are never applied. Around: kustomization
+    files (absolute) that build files named on their own; only the named files' findings count.
+    Without an engine on PATH, or for a remote base, the files are judged one by one and the
+    summary says so."""
+    asked = [name for name in skipped if os.path.basename(name) in files.KUSTOMIZATIONS]
+    here = os.getcwd()
+    kustomizations = list(dict.fromkeys([*asked, *(files.display_path(path, here) for path in around)]))
+    if not kustomizations:
+        return _Builds([], [], [], set(), "")
+    names = {path: name for path, (_, name) in zip(absolute, found, strict=True)}
+    index = {path: i for i, path in enumerate(absolute)}
+    command = kustomize.engine()
+    if command is None:
+        unbuilt = [kustomize.closure(root)[0] for root in kustomize.roots(kustomizations)]
+        declared = kustomize.variables(frozenset(os.path.dirname(os.path.abspath(k)) for k in kustomizations))
+        _with_kustomize_vars(unbuilt, declared, absolute, found, results, validator, engines)
+        return _Builds([], [], [], set(), "kustomizations judged file by file (neither kustomize nor kubectl on PATH)")
+    shown = {os.path.dirname(os.path.abspath(name)): name for name in kustomizations}
+    asked_kustomizations = {os.path.abspath(name) for name in asked}  # what their generators make is asked for
+    gathered = _Gathered()
+    consumed: set[str] = set()  # files a build judged: their own results give way
+    used: set[str] = set()  # files some kustomization includes
+    read: set[str] = set()  # the kustomization directories of what was built or taken as written
+    remote = built_count = as_written = 0
+    planned = []
+    found_files = frozenset(index)  # they exist
+    for root in kustomize.roots(kustomizations):
+        directories, remote_bases = kustomize.closure(root)
+        settings = kustomize.inherited(root, kustomizations)
+        listed = None if remote_bases or settings else kustomize.as_written(root, found_files)
+        if listed is not None:  # it lists files and changes nothing: judged as written, no build
+            as_written += 1
+            used.update(listed)
+            read |= directories
+        else:
+            planned.append((root, directories, remote_bases, settings))
+    read_before: dict[str, list[Document]] = {}
+    judged_before: set[tuple[str, int, str, tuple[sources.Applied, ...]]] = set()
+    to_judge: list[tuple[Document, Any, sources.Applied]] = []  # judged in worker processes when many
+    # a base's `$(NAME)` that a kustomization including it declares in vars is kustomize's to replace
+    declared = kustomize.variables(frozenset(os.path.dirname(os.path.abspath(k)) for k in kustomizations))
+    from concurrent.futures import ThreadPoolExecutor  # only a run that builds pays for the import
+
+    with ThreadPoolExecutor(max_workers=parallel.cpus()) as pool:  # each build waits on its engine
+        builds = list(
+            pool.map(
+                lambda plan: (
+                    None if plan[2] else kustomize.build(plan[0], command, shown[plan[0]], read_before, plan[3])
+                ),
+                planned,
+            )
+        )
+    for (root, directories, remote_bases, _), build in zip(planned, builds, strict=True):
+        name = shown[root]
+        if build is None:
+            remote += 1
+            if name not in asked:
+                continue  # found around a file named alone: its own files were not asked about
+            gathered.problems.append(
+                Problem(
+                    name,
+                    1,
+                    1,
+                    "kustomize-remote",
+                    Severity.INFO,
+                    f"not built: {remote_bases[0]}; its files are judged one by one",
+                    "validate the output of `kustomize build` where the network is allowed",
+                )
+            )
+            continue
+        if build.problem is not None:
+            if name in asked:
+                gathered.problems.append(build.problem)
+            continue
+        built_count += 1
+        read |= directories
+        kustomization_doc = load_file(os.path.join(root, os.path.basename(name)), name, kube=True)[0]
+        flux = [each._replace(kustomize_vars=declared) for each in engines.get(os.path.abspath(name), []) if each.flux]
+        each_applied = flux or [sources.Applied("kustomization", kustomize_vars=declared)]
+        for data, source, doc in build.objects:
+            consumed.add(source)
+            where = doc or (kustomization_doc[0] if kustomization_doc else None)
+            if where is None or (source and source not in names and source not in asked_kustomizations):
+                continue  # a base outside the paths asked: judged where it is asked for
+            same = (where.file, where.index, json.dumps(data, sort_keys=True, default=str), tuple(each_applied))
+            if same in judged_before:
+                continue  # a base several overlays build alike: judged once
+            judged_before.add(same)
+            to_judge += [(where, data, each) for each in each_applied]
+    for judged_objects in parallel.map_in_order(
+        partial(_judge_built, validator=validator), to_judge, parallel.workers(len(to_judge)), codec=_PLAIN_GATHERED
+    ):
+        gathered.problems += judged_objects.problems
+        gathered.defined += judged_objects.defined
+        gathered.deferred += judged_objects.deferred
+    used |= consumed
+    unbuilt = [plan[1] for plan, build in zip(planned, builds, strict=True) if build is None]
+    _with_kustomize_vars(unbuilt, declared, absolute, found, results, validator, engines)
+    for source in consumed & index.keys():
+        i = index[source]
+        results[i] = results[i]._replace(problems=[], enforced={}, deferred=[])
+    known: dict[str, str | None] = {}
+    unreferenced = {
+        name
+        for path, name in names.items()
+        if path not in used and sources.kustomization_of(path, known) in read and not results[index[path]].not_manifest
+    }
+    problems = list({replace(p, about=""): p for p in gathered.problems}.values())
+    how = " ".join(os.path.basename(part) for part in command)
+    summary = f"{built_count} kustomization{'s' if built_count != 1 else ''} built with {how}"
+    summary += f", {as_written} judged as written (they only list files)" if as_written else ""
+    summary += f", {remote} not built (remote base or Helm chart)" if remote else ""
+    summary += (
+        f", {len(unreferenced)} file{'s' if len(unreferenced) != 1 else ''} no kustomization uses"
+        if unreferenced
+        else ""
+    )
+    return _Builds(
+        problems, list(dict.fromkeys(gathered.defined)), list(dict.fromkeys(gathered.deferred)), unreferenced, summary
+    )
+
+
+def _judge_built(item: tuple[Document, Any, sources.Applied], validator: ManifestValidator) -> _Gathered:
+    """One built object judged at the document it was written in."""
+    gathered = _Gathered()
+    gathered.document(*item[:2], validator, item[2])
+    return gathered
+
+
+def _gathered_to_plain(gathered: _Gathered) -> tuple[Any, ...]:
+    return (
+        [p.to_plain() for p in gathered.problems],
+        gathered.defined,
+        [(namespace, dataclasses.astuple(v), p.to_plain()) for namespace, v, p in gathered.deferred],
+    )
+
+
+def _gathered_from_plain(plain: Any) -> _Gathered:
+    gathered = _Gathered()
+    problems, defined, deferred = plain
+    gathered.problems = [Problem.from_plain(p) for p in problems]
+    gathered.defined = [tuple(d) for d in defined]
+    gathered.deferred = [(namespace, pod_security.Violation(*v), Problem.from_plain(p)) for namespace, v, p in deferred]
+    return gathered
+
+
+# What judging a built object gives, as a worker sends it: its findings, Namespaces and deferred checks.
+_PLAIN_GATHERED: parallel.Codec[_Gathered] = parallel.Codec(_gathered_to_plain, _gathered_from_plain)
+
+
+def _with_kustomize_vars(
+    unbuilt: list[frozenset[str]],
+    declared: frozenset[str],
+    absolute: list[str],
+    found: list[tuple[str, str]],
+    results: list[FileResult],
+    validator: ManifestValidator,
+    engines: dict[str, list[sources.Applied]],
+) -> None:
+    """Judge again the files of kustomizations that were not built (each given by the
+    kustomization directories its build would read) with the `vars` kustomizations declare
+    (declared): kustomize would replace `$(NAME)`, so those values are opaque. Files a Flux
+    Kustomization applies keep its judgement."""
+    known: dict[str, str | None] = {}
+    todo: list[tuple[int, sources.Applied]] = []
+    applied = sources.Applied("kustomization", kustomize_vars=declared)
+    for directories in unbuilt if declared else []:
+        todo += [
+            (i, applied)
+            for i, path in enumerate(absolute)
+            if path not in engines and sources.kustomization_of(path, known) in directories
+        ]
+    for (i, _), result in zip(todo, _judged_applied(todo, found, validator), strict=True):
+        results[i] = result
+
+
+def _judged_applied(
+    todo: list[tuple[int, sources.Applied]], found: list[tuple[str, str]], validator: ManifestValidator
+) -> list[FileResult]:
+    """Each (file index, what applies) judged, in worker processes when there are many."""
+    judge = partial(_judge_applied, found=found, validator=validator)
+    codec: parallel.Codec[FileResult] = parallel.Codec(_result_to_plain, _result_from_plain)
+    return parallel.map_in_order(judge, todo, parallel.workers(len(todo)), codec=codec)
+
+
+def _judge_applied(
+    item: tuple[int, sources.Applied], found: list[tuple[str, str]], validator: ManifestValidator
+) -> FileResult:
+    return _validate_file(found[item[0]], validator, item[1])
+
+
+def _holder_data(file: tuple[str, str], kind: str, name: str) -> dict[str, str | None]:
+    """The data of the ConfigMap or Secret called name in file, as Flux reads variables from
+    it: a Secret's data decoded, stringData as written; a value SOPS encrypted is unknown (None)."""
+    docs, _ = load_file(*file, kube=True)
+    for doc in docs:
+        data = doc.data
+        if not isinstance(data, dict) or data.get("kind") != kind or (data.get("metadata") or {}).get("name") != name:
+            continue
+        sops = sources.is_sops(data)
+        values: dict[str, str | None] = {}
+        for field_name in ("data", "stringData") if kind == "Secret" else ("data",):
+            for key, value in (data.get(field_name) or {}).items():
+                values[str(key)] = _readable(value, sops, encoded=field_name == "data" and kind == "Secret")
+        return values
+    return {}
+
+
+def _readable(value: Any, sops: bool, encoded: bool) -> str | None:
+    text = str(value)
+    if sops and text.startswith("ENC["):
+        return None
+    if not encoded:
+        return text
+    try:
+        return base64.b64decode(text, validate=True).decode("utf-8")
+    except ValueError:
+        return None
 
 
 def _stamped(path: str, name: str) -> tuple[str, int, int]:
@@ -754,6 +1224,7 @@ class Validated(NamedTuple):
     silenced: int
     files: list[str]
     skipped: int = 0
+    built: str = ""  # which kustomizations were built, and how
 
 
 def _result_to_plain(result: FileResult) -> tuple[Any, ...]:
@@ -765,11 +1236,13 @@ def _result_to_plain(result: FileResult) -> tuple[Any, ...]:
         result.definitions,
         result.custom,
         result.not_manifest,
+        result.flux,
+        result.holders,
     )
 
 
 def _result_from_plain(plain: Any) -> FileResult:
-    problems, enforced, deferred, text, definitions, custom, not_manifest = plain
+    problems, enforced, deferred, text, definitions, custom, not_manifest, flux, holders = plain
     return FileResult(
         [Problem.from_plain(p) for p in problems],
         dict(enforced),
@@ -778,6 +1251,8 @@ def _result_from_plain(plain: Any) -> FileResult:
         list(definitions),
         set(custom),
         bool(not_manifest),
+        tuple(flux),
+        tuple(tuple(holder) for holder in holders),
     )
 
 
@@ -793,7 +1268,16 @@ def _kept_results(paths: list[FsPath], validator: ManifestValidator, given: list
         return None
     asked = [os.getcwd(), *(os.path.realpath(path) for path in paths)]
     try:
-        judged_with = gen_cache.stable_bytes((asked, validator.versions, validator.plugins, given, max_file_bytes()))
+        judged_with = gen_cache.stable_bytes(
+            (
+                asked,
+                validator.versions,
+                validator.plugins,
+                given,
+                max_file_bytes(),
+                sorted(validator.feature_gates.items()),
+            )
+        )
     except ValueError:  # a value marshal does not know, in a CRD: nothing kept
         return None
     return gen_cache.Bundle(_VALIDATED, gen_cache.key(gen_cache.code() + judged_with), keep=_KEPT_BUNDLES)

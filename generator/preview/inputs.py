@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.problems import Problem, Severity, json_path
+from generator.problems import STDIN_NAME, Problem, Severity, json_path
 from generator.yamlio.load import Path_, SourceMap, load_text, max_file_bytes
 
 STDIN = "-"
@@ -56,7 +56,7 @@ class InputFile:
 
 def read_input(path: Path) -> tuple[InputFile | None, list[Problem]]:
     """The single document in path (`-` reads standard input), or the problem that stops reading it."""
-    name = "<stdin>" if str(path) == STDIN else str(path)
+    name = STDIN_NAME if str(path) == STDIN else str(path)
     try:
         raw = sys.stdin.buffer.read() if str(path) == STDIN else path.read_bytes()
     except OSError as err:
