@@ -38,4 +38,4 @@ bench: .venv-kapitan/bin/kapitan
 	$(PYTHON) benchmarks/bench.py --kapitan .venv-kapitan/bin/kapitan
 
 clean:
-	rm -rf $(VENV) .venv-scan .venv-kapitan .venv-bench deploy
+	rm -rf $(VENV) .venv-scan .venv-kapitan .venv-bench .venv-ab deploy

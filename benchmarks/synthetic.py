@@ -67,18 +67,19 @@ spec:
 """
 
 
-def service_file(i: int) -> str:
-    return SERVICE.format(i=i, t=i % TARGETS, ns=i % NAMESPACES)
+def service_file(i: int, targets: int = TARGETS) -> str:
+    return SERVICE.format(i=i, t=i % targets, ns=i % NAMESPACES)
 
 
-def make_repo(root: Path, services: int) -> Path:
-    """Write the policy repository and return its policy directory."""
+def make_repo(root: Path, services: int, targets: int = TARGETS) -> Path:
+    """Write the policy repository (its services spread over `targets` targets) and return its
+    policy directory."""
     policies = root / "policies"
     policies.mkdir(parents=True)
-    for t in range(TARGETS):
+    for t in range(targets):
         (policies / f"target-{t}.yaml").write_text(TARGET.format(t=t))
     for i in range(services):
-        (policies / f"svc-{i:05d}.yaml").write_text(service_file(i))
+        (policies / f"svc-{i:05d}.yaml").write_text(service_file(i, targets))
     return policies
 
 
