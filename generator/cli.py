@@ -4,7 +4,7 @@ A typer app with click's plain help and errors: rich would cost its import on ev
 usage error. Each command's module is imported when the command runs, and typer builds a
 command from its handler's signature only when the command line names it (or help lists it).
 
-No `from __future__ import annotations` here: typer reads every command's signature on each
+No `from __future__ import annotations` here: typer reads the named command's signature on each
 run, and evaluating string annotations tripled that (8.7 ms instead of 2).
 """
 
