@@ -115,7 +115,7 @@ def kind_schema(folder_path: Path, api: str, kind: str) -> Any:
 def definitions(version: str) -> Any:
     """The version's shared schema definitions, parsed once per process: they are large (1.5 MB
     of JSON for 1.35). gen's cache keeps them as marshal data, which reads in about 4 ms
-    instead of 11 for every validation; its key names kubernetes-validate's version."""
+    instead of 8-14 for every validation; its key names kubernetes-validate's version."""
     path = folder(version) / "_definitions.json"
     name = gen_cache.key(gen_cache.code() + str(path).encode())
     found = gen_cache.read("definitions", name)
