@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from generator import cache
-from generator.kube import crds
+from generator.kube import api_versions, crds
 from tests.conftest import ROOT, edit
 
 KUEUE = ROOT / "tests" / "realworld" / "crds" / "kueue"
@@ -48,6 +49,19 @@ def test_crd_sources_are_the_same_cold_warm_and_corrupted(cache_home: Path) -> N
         entry.write_bytes(b"not marshal data")
     assert crds.stored([KUEUE])[0] == cold
     assert all(cache.read("crds", e.name) is not None for e in entries)  # rewritten whole
+
+
+def test_kubernetes_definitions_are_the_same_cold_warm_and_corrupted(cache_home: Path) -> None:
+    parsed = json.loads((api_versions.folder("1.35") / "_definitions.json").read_text(encoding="utf-8"))
+    for _ in ("cold", "warm"):
+        api_versions.definitions.cache_clear()
+        assert api_versions.definitions("1.35") == parsed
+    (entry,) = _entries(cache_home, "definitions")
+    entry.write_bytes(b"not marshal data")
+    api_versions.definitions.cache_clear()
+    assert api_versions.definitions("1.35") == parsed
+    assert cache.read("definitions", entry.name) == parsed  # rewritten whole
+    api_versions.definitions.cache_clear()
 
 
 def test_gen_no_cache_reads_and_writes_nothing(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:

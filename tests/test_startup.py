@@ -2,7 +2,9 @@
 
 The reference jsonschema implementation explains failures and is imported only when there is
 one; `gen lint` needs no template engine or worker processes. typer parses the command line and
-only the command line imports it; its help and errors are plain, so rich is never imported.
+only the command line imports it; its help and errors are plain, so rich is never imported,
+and it builds only the command named. What only writing an output, a CronJob's time zone or a
+policy's patches needs is imported by them.
 """
 
 from __future__ import annotations
@@ -14,22 +16,33 @@ import sys
 from pathlib import Path
 
 import pytest
+import typer
+from typer.core import TyperGroup
+from typer.main import get_command
 
+from generator.cli import app
 from tests.conftest import POLICIES, ROOT, edit
 
 HEAVY = ("jsonschema", "jsonschema_rs", "jinja2", "multiprocessing", "pickle", "pydantic", "rich")
-SCRIPT = f"""
+# What only writing an output, a CronJob's timeZone or a policy's patches use
+WRITING = ("concurrent.futures", "ctypes", "jsonpatch", "zoneinfo")
+SCRIPT = """
 import json, sys
 from generator.cli import main
+watched = json.loads(sys.argv.pop(1))
 sys.argv = ["gen", *sys.argv[1:]]
 code = main()
-print(json.dumps([code, sorted(m for m in {HEAVY!r} if m in sys.modules)]))
+print(json.dumps([code, sorted(m for m in watched if m in sys.modules)]))
 """
 
 
-def imported(*args: str | Path) -> tuple[int, list[str]]:
+def imported(*args: str | Path, watched: tuple[str, ...] = HEAVY) -> tuple[int, list[str]]:
     done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, *map(str, args)], capture_output=True, text=True, cwd=ROOT, check=False
+        [sys.executable, "-c", SCRIPT, json.dumps(watched), *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
     )
     code, modules = json.loads(done.stdout.splitlines()[-1])
     return code, modules
@@ -38,6 +51,25 @@ def imported(*args: str | Path) -> tuple[int, list[str]]:
 def test_lint_of_a_valid_file_imports_nothing_heavy() -> None:
     # lint renders its policies' targets in memory, as render does (jinja2 imports pickle)
     assert imported("lint", POLICIES / "cache-app.yaml") == (0, ["jinja2", "jsonschema_rs", "pickle"])
+
+
+def test_lint_leaves_out_what_only_writing_a_time_zone_or_a_patch_needs(tmp_path: Path) -> None:
+    assert imported("lint", POLICIES / "cache-app.yaml", watched=WRITING) == (0, [])
+    # the same modules, once a render writes its output
+    assert imported("render", POLICIES, "--out", tmp_path / "deploy", watched=WRITING) == (
+        0,
+        ["concurrent.futures", "ctypes"],
+    )
+
+
+def test_a_command_line_builds_only_the_command_it_names() -> None:
+    group = get_command(app)
+    assert isinstance(group, TyperGroup)
+    listed = ["render", "plan", "lint", "validate", "schema", "init", "cost", "explain"]
+    assert list(group.commands) == listed  # as registered: the order help lists them in
+    assert group.get_command(typer.Context(group), "lint") is not None
+    assert list(group.commands.built) == ["explain", "lint"]  # type: ignore[attr-defined]
+    assert group.get_command(typer.Context(group), "lnt") is None
 
 
 def test_an_invalid_policy_brings_in_the_reference_validator_to_explain_it(tmp_path: Path) -> None:

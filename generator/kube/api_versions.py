@@ -16,6 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from generator import cache as gen_cache
 from generator.errors import GeneratorError
 
 DEFAULT_VERSION = "1.35"  # what gen validates for when nothing names a version
@@ -112,8 +113,16 @@ def kind_schema(folder_path: Path, api: str, kind: str) -> Any:
 
 @cache
 def definitions(version: str) -> Any:
-    """The version's shared schema definitions (parsed once per process: they are large)."""
-    return json.loads((folder(version) / "_definitions.json").read_text(encoding="utf-8"))
+    """The version's shared schema definitions, parsed once per process: they are large (1.5 MB
+    of JSON for 1.35). gen's cache keeps them as marshal data, which reads in about 4 ms
+    instead of 8-14 for every validation; its key names kubernetes-validate's version."""
+    path = folder(version) / "_definitions.json"
+    name = gen_cache.key(gen_cache.code() + str(path).encode())
+    found = gen_cache.read("definitions", name)
+    if found is None:
+        found = json.loads(path.read_text(encoding="utf-8"))
+        gen_cache.write("definitions", name, found)
+    return found
 
 
 @cache

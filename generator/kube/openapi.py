@@ -48,18 +48,19 @@ class _Field:
 
 
 @cache
-def _enum_fields() -> dict[str, list[list[Any]]]:
-    return schemas.read("kubernetes-api/enums.json")["fields"]
-
-
-def enum_values(field: str, version: str) -> tuple[str, ...]:
-    """The values `<definition>.<property>` takes in version, or () where it declares none."""
+def _enum_values(version: str) -> dict[str, tuple[str, ...]]:
+    """`<definition>.<property>` -> the values it takes in version, for the fields that declare
+    any: read once per version, as a plan looks up every property of its kind (500 for a Deployment)."""
     wanted = api_versions.parse_version(version)
-    values: Any = None
-    for since, listed in _enum_fields().get(field, ()):
-        if api_versions.parse_version(since) <= wanted:
-            values = listed
-    return tuple(values or ())
+    out: dict[str, tuple[str, ...]] = {}
+    for field, history in schemas.read("kubernetes-api/enums.json")["fields"].items():
+        values: Any = None
+        for since, listed in history:
+            if api_versions.parse_version(since) <= wanted:
+                values = listed
+        if values:
+            out[field] = tuple(values)
+    return out
 
 
 class _Planner:
@@ -67,6 +68,7 @@ class _Planner:
 
     def __init__(self, version: str) -> None:
         self.version = version
+        self.enums = _enum_values(version)
         self.defs: dict[str, Any] = api_versions.definitions(version).get("$defs", {})
         self.built: dict[str, _Field] = {}
 
@@ -97,7 +99,7 @@ class _Planner:
             if key in ("status", "apiVersion", "kind", "metadata"):
                 continue  # status is the cluster's to write; the rest are checked elsewhere
             child = self.node(sub)
-            if name and (values := enum_values(f"{name}.{key}", self.version)):
+            if name and (values := self.enums.get(f"{name}.{key}")):
                 child = _with_enum(child, values)
             keys = sub.get("x-kubernetes-list-map-keys") if isinstance(sub, dict) else None
             if isinstance(keys, list) and sub.get("x-kubernetes-list-type") == "map":

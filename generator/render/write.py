@@ -9,7 +9,6 @@ the new render, never a mix.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import difflib
 import errno
 import fcntl
@@ -19,7 +18,6 @@ import os
 import shutil
 import stat
 from collections.abc import Callable, Collection, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -318,12 +316,21 @@ def output_lock(out: Path) -> Iterator[None]:
 
 
 def _libc(name: str) -> Callable[..., int] | None:
-    """A C library function (errno kept for ctypes.get_errno), or None where it is missing."""
+    """A C library function (errno kept for _c_errno), or None where it is missing."""
+    import ctypes  # here: only writing an output calls C; lint and --check would pay about 2 ms for it
+
     try:
         function: Callable[..., int] = getattr(ctypes.CDLL(None, use_errno=True), name)
     except (OSError, AttributeError):
         return None
     return function
+
+
+def _c_errno() -> int:
+    """errno as the last function _libc gave left it."""
+    import ctypes  # imported already by _libc, which gave that function
+
+    return ctypes.get_errno()
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -334,7 +341,7 @@ def _exchange(a: Path, b: Path) -> bool:
     at_fdcwd, rename_exchange = -100, 2
     if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
         return True
-    err = ctypes.get_errno()
+    err = _c_errno()
     if err in (errno.EINVAL, errno.ENOSYS, errno.EPERM, errno.ENOTSUP):
         return False
     raise OSError(err, os.strerror(err), str(a))
@@ -415,6 +422,9 @@ def _write_files(files: list[tuple[str, bytes]], staging: Path) -> None:
     """
     syncfs = _syncfs()
     write = partial(_write_each, chmod=bool(_umask() & FILE_MODE), flush=syncfs is None)
+    # here: only writing an output needs threads; lint and --check would pay about 2.5 ms for them
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(max_workers=parallel.cpus()) as pool:
         list(pool.map(write, parallel.split(files, parallel.cpus())))
     if syncfs is None:
@@ -422,7 +432,7 @@ def _write_files(files: list[tuple[str, bytes]], staging: Path) -> None:
     fd = os.open(staging, os.O_RDONLY)
     try:
         if syncfs(fd) != 0:
-            err = ctypes.get_errno()
+            err = _c_errno()
             raise OSError(err, f"flushing the staged output: {os.strerror(err)}", str(staging))
     finally:
         os.close(fd)
