@@ -35,8 +35,10 @@ SCHEDULER_CONFIG_VERSIONS: dict[str, tuple[tuple[int, int], tuple[int, int] | No
 Version = tuple[int, int]
 
 
+@cache
 def parse_version(text: str) -> Version:
-    """ "1.35" (or "1.35.2") -> (1, 35)."""
+    """ "1.35" (or "1.35.2") -> (1, 35); cached: the rules ask it about the same few versions
+    for every object."""
     try:
         major, minor = (int(part) for part in text.split(".")[:2])
     except ValueError as err:

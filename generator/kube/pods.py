@@ -727,11 +727,12 @@ def check_workload(obj: dict[str, Any]) -> Iterator[Finding]:
 # validateEnvVarName: a C identifier with '-' and '.' before RelaxedEnvironmentVariableValidation,
 # any printable ASCII but '=' after it
 _ENV_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
+_RELAXED_ENV_NAME = re.compile(r"[ -<>-~]+")  # printable ASCII (space to ~) but '='
 
 
 def _env_name_error(name: str, relaxed: bool) -> str | None:
     if relaxed:
-        if not name or any(not " " <= ch <= "~" or ch == "=" for ch in name):
+        if not _RELAXED_ENV_NAME.fullmatch(name):
             return "must consist of printable ASCII characters except '='"
         return None
     if not _ENV_NAME.match(name):
