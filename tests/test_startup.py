@@ -83,6 +83,8 @@ def test_render_and_validate_of_valid_input_skip_the_reference_validator(tmp_pat
     out = tmp_path / "deploy"
     assert imported("render", POLICIES, "--out", out) == (0, ["jinja2", "jsonschema_rs", "pickle"])  # jinja2: pickle
     assert imported("validate", out) == (0, ["jsonschema_rs"])
+    # gen's own kustomizations only list files: judged as written, with no build and no build threads
+    assert imported("validate", out, watched=WRITING) == (0, [])
 
 
 def test_a_check_of_an_output_that_holds_its_render_renders_nothing(tmp_path: Path) -> None:

@@ -1027,17 +1027,19 @@ def _built(
     to_judge: list[tuple[Document, Any, sources.Applied]] = []  # judged in worker processes when many
     # a base's `$(NAME)` that a kustomization including it declares in vars is kustomize's to replace
     declared = kustomize.variables(frozenset(os.path.dirname(os.path.abspath(k)) for k in kustomizations))
-    from concurrent.futures import ThreadPoolExecutor  # only a run that builds pays for the import
+    builds: list[Any] = []
+    if planned:
+        from concurrent.futures import ThreadPoolExecutor  # only a run that builds pays for the import
 
-    with ThreadPoolExecutor(max_workers=parallel.cpus()) as pool:  # each build waits on its engine
-        builds = list(
-            pool.map(
-                lambda plan: (
-                    None if plan[2] else kustomize.build(plan[0], command, shown[plan[0]], read_before, plan[3])
-                ),
-                planned,
+        with ThreadPoolExecutor(max_workers=parallel.cpus()) as pool:  # each build waits on its engine
+            builds = list(
+                pool.map(
+                    lambda plan: (
+                        None if plan[2] else kustomize.build(plan[0], command, shown[plan[0]], read_before, plan[3])
+                    ),
+                    planned,
+                )
             )
-        )
     for (root, directories, remote_bases, _), build in zip(planned, builds, strict=True):
         name = shown[root]
         if build is None:
