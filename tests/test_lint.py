@@ -204,6 +204,31 @@ def test_did_you_mean_hint(gen, tmp_path: Path) -> None:
     assert "did you mean 'replicas'?" in gen("lint", path).out
 
 
+GPU_DEPLOYMENT = """\
+apiVersion: gen/v1alpha1
+kind: GpuWorkload
+metadata:
+  name: llm
+spec:
+  namespace: inference
+  workloadKind: WORKLOAD_KIND
+  gpu: {count: 1}
+  container: {name: server, image: "registry.example.com/llm:v1"}
+"""
+
+
+def test_a_gpu_deployment_asked_of_a_gpu_workload_is_pointed_at_replicated_service(gen, tmp_path: Path) -> None:
+    """The newcomer's guess (workloadKind: Deployment) gets the schema's advice for that field."""
+    path = tmp_path / "policies" / "llm.yaml"
+    path.parent.mkdir()
+    path.write_text(GPU_DEPLOYMENT.replace("WORKLOAD_KIND", "Deployment"))
+    run = gen("lint", path)
+    assert run.code == 1 and ":7:17: error policy-schema " in run.out
+    assert "(hint: a GPU Deployment is a ReplicatedService with gpu:" in run.out, run.out
+    path.write_text(GPU_DEPLOYMENT.replace("WORKLOAD_KIND", "Job"))
+    assert gen("lint", path).code == 0
+
+
 def test_linting_a_directory_reports_its_files(gen, policy_copy: Path) -> None:
     scheduler = policy_copy / "scheduler.yaml"
     edit(scheduler, "replicas: 1", "replicas: one")

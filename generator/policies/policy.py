@@ -152,6 +152,8 @@ def schema_problems(
         hint = _yaml11_hint(doc.source.scalars.get(path), err.validator_value)
     if err.validator in {"maximum", "minimum"} and err.validator_value in (2147483647, -2147483648):
         hint = hint or "the value must fit a signed 32-bit integer"
+    if not hint and isinstance(err.schema, dict):  # a field's own advice, kept beside it in the schema
+        hint = str(err.schema.get("x-gen-hint", ""))
     return [doc.problem(path, f"{prefix}-schema", in_words(err), hint=hint)]
 
 
