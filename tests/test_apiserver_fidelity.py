@@ -267,6 +267,20 @@ def test_a_duplicate_key_is_an_error_where_kustomize_builds_the_file(gen, tmp_pa
     assert plain.code == 0 and "warning yaml-duplicate-key" in plain.out
 
 
+def test_a_kustomization_added_beside_a_file_judged_before_makes_its_duplicate_key_an_error(
+    gen, tmp_path: Path
+) -> None:
+    """The verdict hangs on the directory, not on the file's bytes: a kept result still answers it."""
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "settings.yaml").write_text(DUPLICATE_KEY)
+    assert "warning yaml-duplicate-key" in gen("validate", base).out  # judged, and kept in the cache
+    (base / "kustomization.yaml").write_text("resources: [settings.yaml]\n")
+    assert "error yaml-duplicate-key" in gen("validate", base).out
+    (base / "kustomization.yaml").unlink()
+    assert "warning yaml-duplicate-key" in gen("validate", base).out
+
+
 def _config_maps(count: int) -> str:
     """count ConfigMaps of about 100 kB each, as one stream."""
     return "".join(

@@ -620,8 +620,6 @@ def _validate_file(
 ) -> FileResult:
     """One file's findings; with applied, as an engine makes its objects (Flux substitution, a namespace)."""
     docs, problems = load_file(*file, kube=True)
-    if any(p.rule == "yaml-duplicate-key" for p in problems):
-        problems = _refused_by_kustomize(file[0], problems)
     # a document with neither apiVersion nor kind is no manifest (Ansible, Talos, app configuration)
     docs = [doc for doc in docs if _names_a_kind(doc.data)]
     if not docs and not problems:
@@ -757,24 +755,29 @@ def _plain(doc: Document, prefix: Path, path: Path) -> bool:
     return scalar is not None and scalar.plain
 
 
-def _refused_by_kustomize(path: str, problems: list[Problem]) -> list[Problem]:
+def _refused_by_kustomize(path: str, result: FileResult) -> FileResult:
     """Duplicate keys are errors in a file a kustomization builds: kustomize's YAML reader
     (kyaml, on go-yaml v3) refuses the file ("mapping key already defined"), where kubectl
-    keeps the last value."""
+    keeps the last value. Decided after a file's result is kept or taken from the cache: it
+    hangs on the directory, not on the file's own bytes."""
+    if not any(p.rule == "yaml-duplicate-key" for p in result.problems):
+        return result
     built_by = files.kustomization_in(os.path.dirname(os.path.abspath(path))) if path != "/dev/stdin" else None
     if built_by is None:
-        return problems
-    return [
-        replace(
-            p,
-            severity=Severity.ERROR,
-            hint=f"kustomize refuses the file (mapping key already defined); the {built_by} beside it builds it: "
-            "remove one of the two",
-        )
-        if p.rule == "yaml-duplicate-key"
-        else p
-        for p in problems
-    ]
+        return result
+    return result._replace(
+        problems=[
+            replace(
+                p,
+                severity=Severity.ERROR,
+                hint=f"kustomize refuses the file (mapping key already defined); the {built_by} beside it builds it: "
+                "remove one of the two",
+            )
+            if p.rule == "yaml-duplicate-key"
+            else p
+            for p in result.problems
+        ]
+    )
 
 
 def _names_a_kind(data: Any) -> bool:
@@ -1176,7 +1179,8 @@ def _judged_applied(
 def _judge_applied(
     item: tuple[int, sources.Applied], found: list[tuple[str, str]], validator: ManifestValidator
 ) -> FileResult:
-    return _validate_file(found[item[0]], validator, item[1])
+    file = found[item[0]]
+    return _refused_by_kustomize(file[0], _validate_file(file, validator, item[1]))
 
 
 def _holder_data(file: tuple[str, str], kind: str, name: str) -> dict[str, str | None]:
@@ -1336,4 +1340,8 @@ def _validate_files(
             kept.kept[key] = plain
     if kept is not None:
         kept.save()
-    return [result for result in results if result is not None]
+    return [
+        _refused_by_kustomize(file[0], result)
+        for file, result in zip(files, results, strict=True)
+        if result is not None
+    ]
