@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from generator import parallel
+from generator.cache import policies as policies_kept
 from generator.policies.targets import Target
 from generator.policies.validate import check_policies, load_policies
 from generator.problems import Problem, Severity, has_errors, per_target
@@ -45,11 +46,12 @@ class RenderResult:
 def _checked_targets(
     policy_dir: Path, only: tuple[str, ...], meanwhile: Callable[[], object] | None = None
 ) -> tuple[list[Target], list[Problem]]:
-    """Stages 1-2: load and check; no targets when any policy has an error."""
-    policies, problems = load_policies([policy_dir], meanwhile)
+    """Stages 1-2: load and check (what the run before kept reused); no targets when any policy has an error."""
+    kept = policies_kept.Kept.of([policy_dir])
+    policies, problems = load_policies([policy_dir], meanwhile, kept)
     if has_errors(problems):
         return [], problems
-    targets, found = check_policies(policies, only)
+    targets, found = check_policies(policies, only, kept=kept)
     problems += found
     return ([], problems) if has_errors(problems) else (targets, problems)
 
@@ -154,7 +156,7 @@ def lint(paths: tuple[Path, ...], crds: tuple[Path, ...] = ()) -> LintResult:
     A target all of whose policies are asked is judged whole, as `gen render` judges it."""
     from generator.policies.validate import lint as lint_policies
 
-    linted = lint_policies(paths, _prepare_render)
+    linted = lint_policies(paths, _prepare_render, policies_kept.Kept.of)
     problems = [p for p in linted.problems if linted.concerns(p.file)]
     targets = [t for t in linted.targets if any(linted.concerns(p.file) for p in t.policies)]
     if not targets:
