@@ -37,7 +37,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("policies", ("generator.policies",)),
     ("render", ("generator.render",)),
     ("preview", ("generator.preview",)),
-    ("cache decisions", ("generator.cache.policies", "generator.cache.renders", "generator.cache.targets")),
+    (
+        "cache decisions",
+        ("generator.cache.policies", "generator.cache.renders", "generator.cache.targets", "generator.cache.validated"),
+    ),
     (
         "pipeline and settings",
         (
