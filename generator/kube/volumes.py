@@ -1,9 +1,9 @@
 """A Pod's volumes as kube-apiserver validates them (pkg/apis/core/validation: ValidateVolumes,
-validateVolumeSource and each source's validator), after the core/v1 defaults it fills first
-(SetDefaults_Volume: a volume with no source is an emptyDir and an image volume's pullPolicy is
-set; SetDefaults_ObjectFieldSelector: apiVersion v1; SetDefaults_ServiceAccountTokenProjection:
-expirationSeconds 3600). Projected clusterTrustBundle and podCertificate sources are dropped
-before validation while their feature gates are off (the 1.35 default), so they are not judged.
+validateVolumeSource and each source's validator), on the object with its core/v1 defaults
+filled (defaults.py: a volume with no source is an emptyDir, a fieldRef reads v1, a projected
+token lasts an hour, an azureDisk is Shared and ReadWrite). Projected clusterTrustBundle and
+podCertificate sources are dropped before validation while their feature gates are off (the
+1.35 default), so they are not judged.
 """
 
 from __future__ import annotations
@@ -195,12 +195,12 @@ def _field_path_error(api_version: str, field_path: str) -> str | None:
 
 
 def _object_field_selector(ref: dict[str, Any], path: Path) -> Iterator[Finding]:
-    """validateObjectFieldSelector with the volume's field paths (apiVersion defaults to v1)."""
+    """validateObjectFieldSelector with the field paths a volume may read."""
     field_path = ref.get("fieldPath")
     if not field_path or not isinstance(field_path, str):
         yield _error((*path, "fieldPath"), "Required value")
         return
-    if why := _field_path_error(str(ref.get("apiVersion") or "v1"), field_path):
+    if why := _field_path_error(str(ref.get("apiVersion")), field_path):
         yield _error((*path, "fieldPath"), f"{shown(field_path)}: error converting fieldPath: {why}")
         return
     if match := _SUBSCRIPTED.match(field_path):
@@ -398,11 +398,11 @@ def _flex(source: dict[str, Any], path: Path) -> Iterator[Finding]:
 
 
 def _azure_disk(source: dict[str, Any], path: Path) -> Iterator[Finding]:
-    """validateAzureDisk, with the v1 defaults (cachingMode ReadWrite, kind Shared) filled."""
-    caching, kind = source.get("cachingMode", "ReadWrite"), source.get("kind", "Shared")
-    if caching not in _AZURE_CACHING:
+    """validateAzureDisk: a blob disk's URI is https://, a managed disk's /subscriptions/."""
+    caching, kind = source.get("cachingMode"), source.get("kind")
+    if caching is not None and caching not in _AZURE_CACHING:
         yield unsupported((*path, "cachingMode"), RULE, caching, _AZURE_CACHING)
-    if kind not in _AZURE_KINDS:
+    if kind is not None and kind not in _AZURE_KINDS:
         yield unsupported((*path, "kind"), RULE, kind, _AZURE_KINDS)
     uri = str(source.get("diskURI") or "")
     if kind == "Managed" and not uri.startswith("/subscriptions/"):
@@ -488,7 +488,7 @@ def _projected(source: dict[str, Any], path: Path) -> Iterator[Finding]:
 
 
 def _service_account_token(token: dict[str, Any], path: Path) -> Iterator[Finding]:
-    seconds = token.get("expirationSeconds", 3600)
+    seconds = token.get("expirationSeconds")
     if isinstance(seconds, int) and seconds < 600:
         yield _error((*path, "expirationSeconds"), f"{seconds}: may not specify a duration less than 10 minutes")
     if isinstance(seconds, int) and seconds > 2**32:
@@ -524,7 +524,7 @@ def _ephemeral(source: dict[str, Any], path: Path) -> Iterator[Finding]:
 
 def _image(source: dict[str, Any], path: Path) -> Iterator[Finding]:
     policy = source.get("pullPolicy")
-    if policy and policy not in _PULL_POLICIES:  # "" is defaulted by SetDefaults_Volume
+    if policy is not None and policy not in _PULL_POLICIES:
         yield unsupported((*path, "pullPolicy"), RULE, policy, _PULL_POLICIES)
 
 
@@ -554,7 +554,7 @@ _VALIDATORS = {
 
 def _source(volume: dict[str, Any], path: Path) -> Iterator[Finding]:
     """validateVolumeSource: the first source set, in upstream's order, is validated; any other
-    is refused (a volume with none is an emptyDir: SetDefaults_Volume)."""
+    is refused."""
     present = [key for key in SOURCES if volume.get(key) is not None]
     for extra in present[1:]:
         yield _error((*path, extra), f"may not specify more than 1 volume type (found {', '.join(present)})")
