@@ -207,7 +207,7 @@ def _object_field_selector(ref: dict[str, Any], path: Path) -> Iterator[Finding]
         key = match[2].lower() if match[1] == "metadata.annotations" else match[2]
         if err := names.qualified_name(key):
             yield _error(path, f"{shown(match[2])}: {err}")
-    elif field_path == "spec.host" or field_path not in _VOLUME_FIELD_PATHS:
+    elif field_path not in _VOLUME_FIELD_PATHS:
         yield unsupported((*path, "fieldPath"), RULE, field_path, _VOLUME_FIELD_PATHS)
 
 
@@ -474,17 +474,21 @@ def _projected(source: dict[str, Any], path: Path) -> Iterator[Finding]:
                     yield _error((*at, kind, "name"), "Required value")
                 yield from _key_to_paths(part.get("items"), (*at, kind, "items"))
                 for j, item in enumerate(part.get("items") or []):
-                    yield from once((item or {}).get("path"), (*at, kind, "items", j, "path"))
+                    yield from once(_path_of(item), (*at, kind, "items", j, "path"))
         downward = projection.get("downwardAPI")
         if isinstance(downward, dict):
             yield from _downward_files(downward.get("items"), (*at, "downwardAPI", "items"))
             for j, item in enumerate(downward.get("items") or []):
-                yield from once((item or {}).get("path"), (*at, "downwardAPI", "items", j, "path"))
+                yield from once(_path_of(item), (*at, "downwardAPI", "items", j, "path"))
         token = projection.get("serviceAccountToken")
         if isinstance(token, dict):
             yield from _service_account_token(token, (*at, "serviceAccountToken"))
         if len(kinds) > 1:
             yield _error(at, f"may not specify more than 1 volume type per source: {', '.join(kinds)}")
+
+
+def _path_of(item: Any) -> Any:
+    return item.get("path") if isinstance(item, dict) else None
 
 
 def _service_account_token(token: dict[str, Any], path: Path) -> Iterator[Finding]:
