@@ -180,9 +180,7 @@ def _service_source_ranges(obj: dict[str, Any], kind: str) -> Iterator[Finding]:
 
 
 def _is_cidr(text: str) -> bool:
-    address, _, bits = text.partition("/")
-    ip = names.ip_sloppy(address)
-    return ip is not None and bits.isdigit() and int(bits) <= ip.max_prefixlen
+    return names.cidr_sloppy(text) is not None
 
 
 _TRAFFIC_POLICIES = ("Cluster", "Local")
