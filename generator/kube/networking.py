@@ -254,7 +254,7 @@ def check_ingress(obj: dict[str, Any]) -> Iterator[Finding]:
     """ValidateIngressCreate: a default backend or rules (an Ingress without a spec has
     neither), valid rules, TLS and class name, and the legacy class annotation, where both are
     set, equal to ingressClassName."""
-    spec = obj.get("spec", {})
+    spec = obj.get("spec") or {}
     if not isinstance(spec, dict):
         return
     rules, tls = spec.get("rules"), spec.get("tls")
