@@ -323,6 +323,9 @@ def check_ingress_class(obj: dict[str, Any]) -> Iterator[Finding]:
 
 
 def _ingress_class_parameters(params: dict[str, Any], at: Path) -> Iterator[Finding]:
+    group = params.get("apiGroup")
+    if isinstance(group, str) and (problem := names.dns1123_subdomain(group)) is not None:
+        yield _error((*at, "apiGroup"), "k8s-ingress-class", f"parameters.apiGroup {shown(group)} {problem}")
     for key in ("kind", "name"):
         value = params.get(key) or ""
         if not value:
