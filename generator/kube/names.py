@@ -78,6 +78,18 @@ def port_number(value: int) -> str | None:
     return None if 1 <= value <= 65535 else "must be between 1 and 65535, inclusive"
 
 
+def fully_qualified_domain_name(value: str) -> str | None:
+    """apimachinery's IsFullyQualifiedDomainName: a DNS subdomain of two labels or more (a
+    trailing dot allowed), each label a DNS label."""
+    name = value[:-1] if value.endswith(".") else value
+    if err := dns1123_subdomain(name):
+        return err
+    labels = name.split(".")
+    if len(labels) < 2:
+        return "should be a domain with at least two segments separated by dots"
+    return next((f"label {label!r} {err}" for label in labels if (err := dns1123_label(label))), None)
+
+
 @lru_cache(maxsize=8192)
 def qualified_name(value: str) -> str | None:
     """A label key / annotation key: [prefix/]name."""
