@@ -90,6 +90,15 @@ def fully_qualified_domain_name(value: str) -> str | None:
     return next((f"label {label!r} {err}" for label in labels if (err := dns1123_label(label))), None)
 
 
+def csi_driver_name(value: str) -> str | None:
+    """ValidateCSIDriverName: at most 63 characters, a DNS-1123 subdomain once lower-cased."""
+    if not value:
+        return "Required value"
+    if len(value) > 63:
+        return "must be no more than 63 characters"
+    return dns1123_subdomain(value.lower())
+
+
 @lru_cache(maxsize=8192)
 def qualified_name(value: str) -> str | None:
     """A label key / annotation key: [prefix/]name."""
