@@ -70,6 +70,8 @@ def _check_metric(metric: dict[str, Any], path: Path) -> Iterator[Finding]:
     yield from _check_target(target, (*at, "target"))
     given = {key for key in ("value", "averageValue", "averageUtilization") if target.get(key) is not None}
     if source in ("resource", "containerResource"):
+        if spec.get("name") == "":
+            yield error_at((*at, "name"), "k8s-hpa", "must specify a resource name")
         if source == "containerResource":
             yield from _check_container_resource(spec, at)
         if not given & {"averageUtilization", "averageValue"}:
@@ -115,7 +117,9 @@ def _check_container_resource(spec: dict[str, Any], path: Path) -> Iterator[Find
     name, container = spec.get("name"), spec.get("container")
     if isinstance(name, str) and name and (err := resource_name_error(name)):
         yield error_at((*path, "name"), "k8s-hpa", f"{shown(name)}: {err}")
-    if isinstance(container, str) and container and (err := names.dns1123_label(container)):
+    if container == "":
+        yield error_at((*path, "container"), "k8s-hpa", "must specify a container")
+    elif isinstance(container, str) and (err := names.dns1123_label(container)):
         yield error_at((*path, "container"), "k8s-hpa", f"{shown(container)}: {err}")
 
 
