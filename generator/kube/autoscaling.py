@@ -52,6 +52,9 @@ def _check_metric(metric: dict[str, Any], path: Path) -> Iterator[Finding]:
     """validateMetricSpec: a known type whose source, and only that one, is populated, with a
     target that fits the source."""
     source = _SOURCES.get(str(metric.get("type")))
+    if not metric.get("type"):
+        yield error_at((*path, "type"), "k8s-hpa", "Required value: must specify a metric source type")
+        return
     if source is None:
         yield unsupported((*path, "type"), "k8s-hpa", metric.get("type"), sorted(_SOURCES))
         return
@@ -100,7 +103,9 @@ def _check_metric(metric: dict[str, Any], path: Path) -> Iterator[Finding]:
 
 def _check_target(target: dict[str, Any], path: Path) -> Iterator[Finding]:
     """validateMetricTarget."""
-    if target.get("type") not in ("Utilization", "Value", "AverageValue"):
+    if not target.get("type"):
+        yield error_at((*path, "type"), "k8s-hpa", "Required value: must specify a metric target type")
+    elif target.get("type") not in ("Utilization", "Value", "AverageValue"):
         yield error_at((*path, "type"), "k8s-hpa", "must be either Utilization, Value, or AverageValue")
     for field in ("value", "averageValue"):
         if target.get(field) is not None:
