@@ -130,6 +130,24 @@ def label_value(value: str) -> str | None:
     return None
 
 
+# apimachinery's httpPathRegexp: the characters an HTTP path may hold
+_HTTP_PATH = re.compile(r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+\Z")
+
+
+def domain_prefixed_path(value: str) -> str | None:
+    """IsDomainPrefixedPath: a DNS-1123 subdomain, '/', then an HTTP path (such as acme.io/foo)."""
+    if not value:
+        return "Required value"
+    host, _, path = value.partition("/")
+    if not host or not path:
+        return 'must be a domain-prefixed path (such as "acme.io/foo")'
+    if err := dns1123_subdomain(host):
+        return f"{host}: {err}"
+    if not _HTTP_PATH.match(path):
+        return f"{path}: Invalid path: must match the regex [A-Za-z0-9/\\-._~%!$&'()*+,;=:]+"
+    return None
+
+
 @lru_cache(maxsize=8192)
 def port_name(value: str) -> str | None:
     """IANA_SVC_NAME (RFC 6335), as kube-apiserver checks container and service port names."""

@@ -10,8 +10,8 @@ from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from typing import Any
 
-from generator.kube import apps, names
 from generator.kube import labels as labels_
+from generator.kube import names
 from generator.kube import volumes as volumes_
 from generator.kube.findings import Finding, Path, error_at, unsupported, warning_at
 from generator.kube.objectmeta import check_metadata
@@ -700,15 +700,6 @@ def check_workload(obj: dict[str, Any]) -> Iterator[Finding]:
             "ephemeral containers not allowed in pod template",
             "ephemeral containers are added to running Pods (kubectl debug), never templated",
         )
-    if kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"):
-        selector = spec.get("selector")
-        labels = (template.get("metadata") or {}).get("labels") or {}
-        if not selector or not (selector.get("matchLabels") or selector.get("matchExpressions")):
-            yield error_at(("spec", "selector"), "k8s-selector", f"empty selector is invalid for {kind.lower()}")
-        elif not labels_.selects(selector, labels):
-            yield error_at(("spec", "selector"), "k8s-selector", "`selector` does not match template `labels`")
-    if kind == "Deployment":
-        yield from apps.check_deployment(spec)
 
 
 # validateEnvVarName: a C identifier with '-' and '.' before RelaxedEnvironmentVariableValidation,

@@ -403,8 +403,12 @@ def _origins(policy: Policy, obj: dict[str, Any]) -> list[tuple[Path, Path]]:
         )
         found += [((*pod, "containers", 0, key), (*at, key)) for key in fields if key in podspec.container_fields()]
         found += [((*pod, key), ("spec", "pod", key)) for key in written.get("pod") or {}]
+        if "restartPolicy" in written:  # the policy's own, on the Pods it renders
+            found.append(((*pod, "restartPolicy"), ("spec", "restartPolicy")))
         job: Path = ("spec", "jobTemplate", "spec") if kind == "CronJob" else ("spec",)
         if kind != "Pod":
+            if "job" in written:  # what kube-apiserver says of a Job field the policy leaves unset
+                found.append((job, ("spec", "job")))
             found += [((*job, key), ("spec", key)) for key in ctx.JOB_SHORTHANDS if key in written]
             found += [((*job, key), ("spec", "job", key)) for key in written.get("job") or {}]
             found += [(("spec", key), ("spec", "cronJob", key)) for key in written.get("cronJob") or {}]
