@@ -88,13 +88,17 @@ def _service_cluster_ips(spec: dict[str, Any], kind: str) -> Iterator[Finding]:
             yield _error(("spec", "ipFamilies", i), f"Duplicate value: {family}")
         elif i < len(families) and family != f"IPv{families[i]}":
             yield _error(
-                ("spec", "ipFamilies", i), f"{family} does not match clusterIPs[{i}], an IPv{families[i]} address"
+                ("spec", "clusterIPs", i) if listed else ("spec", "clusterIP"),
+                f"expected an {family} value as indicated by `ipFamilies[{i}]`",
             )
     if len(declared) > 2:
         yield _error(("spec", "ipFamilies"), "may have at most 2 values")
     if kind == "ExternalName":
         if cluster_ip:
             yield _error(("spec", "clusterIP"), "Forbidden: must be empty for ExternalName services")
+        for field in ("ipFamilies", "ipFamilyPolicy"):
+            if spec.get(field):
+                yield _error(("spec", field), "Forbidden: may not be set for ExternalName services")
         external = spec.get("externalName")
         if not external:
             yield _error(("spec", "externalName"), "Required value: an ExternalName Service needs externalName")
@@ -191,8 +195,9 @@ MAX_AFFINITY_TIMEOUT = 86400
 
 def _service_load_balancer(obj: dict[str, Any], kind: str) -> Iterator[Finding]:
     """allocateLoadBalancerNodePorts and loadBalancerClass (a qualified name) only on a
-    LoadBalancer; session affinity config only with ClientIP affinity and a timeout of 1 s to
-    a day; a known trafficDistribution; the two topology annotations alike when both are set."""
+    LoadBalancer; with ClientIP affinity a timeout of 1 s to a day (with None, SetDefaults_Service
+    drops the config, so it is a warning); a known trafficDistribution; the two topology
+    annotations alike when both are set."""
     spec = obj["spec"]
     for field in ("allocateLoadBalancerNodePorts", "loadBalancerClass"):
         if field in spec and kind != "LoadBalancer":
@@ -200,10 +205,16 @@ def _service_load_balancer(obj: dict[str, Any], kind: str) -> Iterator[Finding]:
     lb_class = spec.get("loadBalancerClass")
     if isinstance(lb_class, str) and (err := names.qualified_name(lb_class)):
         yield _error(("spec", "loadBalancerClass"), f"{shown(lb_class)}: {err}")
-    config = spec.get("sessionAffinityConfig")
-    if isinstance(config, dict):
-        if spec.get("sessionAffinity", "None") != "ClientIP":
-            yield _error(("spec", "sessionAffinityConfig"), "must not be set when `sessionAffinity` is None")
+    config, affinity = spec.get("sessionAffinityConfig"), spec.get("sessionAffinity") or "None"
+    if isinstance(config, dict) and affinity == "None":
+        yield Finding(
+            ("spec", "sessionAffinityConfig"),
+            "k8s-service",
+            Severity.WARNING,
+            "dropped: kube-apiserver clears sessionAffinityConfig when `sessionAffinity` is None (SetDefaults_Service)",
+            "set sessionAffinity: ClientIP for the config to apply, or remove it",
+        )
+    elif isinstance(config, dict) and affinity == "ClientIP":
         timeout = (config.get("clientIP") or {}).get("timeoutSeconds")
         if isinstance(timeout, int) and not 0 < timeout <= MAX_AFFINITY_TIMEOUT:
             yield _error(
@@ -217,8 +228,8 @@ def _service_load_balancer(obj: dict[str, Any], kind: str) -> Iterator[Finding]:
     hints, mode = (annotations.get(key) for key in _TOPOLOGY_ANNOTATIONS)
     if hints is not None and mode is not None and hints != mode:
         yield _error(
-            ("metadata", "annotations", _TOPOLOGY_ANNOTATIONS[0]),
-            f"must match annotations[{_TOPOLOGY_ANNOTATIONS[1]}] when both are set",
+            ("metadata", "annotations", _TOPOLOGY_ANNOTATIONS[1]),
+            f"must match annotations[{_TOPOLOGY_ANNOTATIONS[0]}] when both are specified",
         )
 
 
