@@ -425,20 +425,25 @@ def _config_key_error(key: str) -> str | None:
 
 
 def check_config_keys(obj: dict[str, Any]) -> Iterator[Finding]:
-    """ValidateConfigMap / ValidateSecret: every key a valid file name, no key in two maps."""
-    rule = "k8s-configmap" if obj.get("kind") == "ConfigMap" else "k8s-secret"
-    fields = ("data", "binaryData") if obj.get("kind") == "ConfigMap" else ("data", "stringData")
-    seen: dict[str, str] = {}
-    for field in fields:
-        for key in obj.get(field) or {}:
+    """ValidateConfigMap / ValidateSecret: every key a valid file name, no ConfigMap key in both
+    data and binaryData, the values together at most 1 MiB."""
+    configmap = obj.get("kind") == "ConfigMap"
+    rule = "k8s-configmap" if configmap else "k8s-secret"
+    fields = ("data", "binaryData") if configmap else ("data", "stringData")
+    maps: dict[str, dict[Any, Any]] = {f: m if isinstance(m := obj.get(f), dict) else {} for f in fields}
+    for field, mapping in maps.items():
+        for key in mapping:
             if err := _config_key_error(str(key)):
                 yield Finding((field, key), rule, Severity.ERROR, f"key {shown(key)} {err}")
-            if obj.get("kind") == "ConfigMap" and key in seen:
-                yield Finding((field, key), rule, Severity.ERROR, f"duplicate of key {shown(key)} in {seen[key]}")
-            seen[str(key)] = field
-    if obj.get("kind") == "Secret":
-        yield from _secret_type_keys(obj, set(seen))
-        for key, value in (obj.get("data") or {}).items():
+    if configmap:
+        for key in maps["data"].keys() & maps["binaryData"].keys():
+            yield Finding(
+                ("data", key), rule, Severity.ERROR, f"key {shown(key)}: duplicate of key present in binaryData"
+            )
+    yield from _config_size(obj, maps, configmap)
+    if not configmap:
+        yield from _secret_type_keys(obj, maps)
+        for key, value in maps["data"].items():
             if isinstance(value, str) and (why := _base64_error(value)) is not None:
                 yield Finding(
                     ("data", key),
@@ -447,6 +452,33 @@ def check_config_keys(obj: dict[str, Any]) -> Iterator[Finding]:
                     f"{why}: kube-apiserver cannot decode it",
                     "data holds base64; put plain text under stringData",
                 )
+
+
+MAX_CONFIG_BYTES = 1024 * 1024  # core.MaxSecretSize, for a ConfigMap's values as for a Secret's
+
+
+def _config_size(obj: dict[str, Any], maps: dict[str, dict[Any, Any]], configmap: bool) -> Iterator[Finding]:
+    """The values' bytes as kube-apiserver counts them (keys are not counted): a ConfigMap's data
+    and decoded binaryData; a Secret's decoded data with stringData merged over it."""
+    text_field, base64_field = ("data", "binaryData") if configmap else ("stringData", "data")
+    sizes = {key: _decoded_length(str(value)) for key, value in maps[base64_field].items()}
+    text = {key: len(str(value).encode("utf-8")) for key, value in maps[text_field].items()}
+    total = sum(text.values()) + sum(sizes.values()) if configmap else sum((sizes | text).values())
+    if total > MAX_CONFIG_BYTES:
+        at = "data" if obj.get("data") else base64_field if configmap else "stringData"
+        yield Finding(
+            (at,),
+            "size-configmap" if configmap else "k8s-secret",
+            Severity.ERROR,
+            f"Too long: the values hold {total} bytes; may not be more than {MAX_CONFIG_BYTES} bytes",
+            "keep large files out of ConfigMaps and Secrets (a volume, an image, object storage)",
+        )
+
+
+def _decoded_length(value: str) -> int:
+    """How many bytes a base64 value decodes to (Go skips line breaks)."""
+    text = value.replace("\n", "").replace("\r", "")
+    return len(text) // 4 * 3 - text.endswith("=") - text.endswith("==")
 
 
 def _base64_error(value: str) -> str | None:
@@ -464,46 +496,63 @@ def _base64_error(value: str) -> str | None:
     return None
 
 
-# ValidateSecret: the keys a typed Secret must carry
+SERVICE_ACCOUNT_NAME_KEY = "kubernetes.io/service-account.name"
+# ValidateSecret: the keys a typed Secret must carry (basic-auth: one of the two)
 _SECRET_KEYS = {
     "kubernetes.io/tls": ("tls.crt", "tls.key"),
     "kubernetes.io/dockerconfigjson": (".dockerconfigjson",),
     "kubernetes.io/dockercfg": (".dockercfg",),
     "kubernetes.io/ssh-auth": ("ssh-privatekey",),
+    "kubernetes.io/basic-auth": ("username", "password"),
 }
 
 
-def _secret_type_keys(obj: dict[str, Any], keys: set[str]) -> Iterator[Finding]:
-    kind = obj.get("type")
-    for needed in _SECRET_KEYS.get(str(kind), ()):
-        if needed not in keys:
+def _secret_type_keys(obj: dict[str, Any], maps: dict[str, dict[Any, Any]]) -> Iterator[Finding]:
+    """The keys of a typed Secret (stringData counts: it is merged into data before validation);
+    an ssh-auth key must not be empty either. Each missing key is reported at data[key]."""
+    kind = str(obj.get("type"))
+    present = {str(key) for mapping in maps.values() for key in mapping}
+    needed = _SECRET_KEYS.get(kind, ())
+    if kind == "kubernetes.io/basic-auth" and present & set(needed):
+        needed = ()
+    if kind == "kubernetes.io/ssh-auth" and _secret_value_length(maps, "ssh-privatekey") == 0:
+        present.discard("ssh-privatekey")
+    for key in needed:
+        if key not in present:
             yield Finding(
-                ("type",), "k8s-secret", Severity.ERROR, f"Required value: a {kind} Secret needs the key {needed}"
+                ("data", key),
+                "k8s-secret",
+                Severity.ERROR,
+                f"Required value: a {kind} Secret needs data[{key}]",
+                f"add {key} under data (base64) or stringData",
             )
-    if kind == "kubernetes.io/basic-auth" and not keys & {"username", "password"}:
-        yield Finding(
-            ("type",), "k8s-secret", Severity.ERROR, "Required value: a basic-auth Secret needs username or password"
-        )
     docker_key = {"kubernetes.io/dockercfg": ".dockercfg", "kubernetes.io/dockerconfigjson": ".dockerconfigjson"}.get(
-        str(kind)
+        kind
     )
-    if docker_key in keys and (why := _docker_config_error(obj, docker_key)):
-        field = "stringData" if docker_key in (obj.get("stringData") or {}) else "data"
+    if docker_key in present and (why := _docker_config_error(obj, docker_key)):
+        field = "stringData" if docker_key in maps["stringData"] else "data"
         yield Finding((field, docker_key), "k8s-secret", Severity.ERROR, f"{docker_key} {why}")
     if kind == "kubernetes.io/service-account-token":
         annotations = (obj.get("metadata") or {}).get("annotations") or {}
-        if not annotations.get("kubernetes.io/service-account.name"):
+        if not annotations.get(SERVICE_ACCOUNT_NAME_KEY):
             yield Finding(
-                ("metadata", "annotations"),
+                ("metadata", "annotations", SERVICE_ACCOUNT_NAME_KEY),
                 "k8s-secret",
                 Severity.ERROR,
-                "Required value: a service-account-token Secret needs the annotation kubernetes.io/service-account.name",
+                f"Required value: a service-account-token Secret needs the annotation {SERVICE_ACCOUNT_NAME_KEY}",
             )
 
 
+def _secret_value_length(maps: dict[str, dict[Any, Any]], key: str) -> int:
+    """The bytes of a Secret's value once stringData is merged over the decoded data."""
+    if key in maps["stringData"]:
+        return len(str(maps["stringData"][key]).encode("utf-8"))
+    return _decoded_length(str(maps["data"].get(key) or ""))
+
+
 def _docker_config_error(obj: dict[str, Any], key: str) -> str | None:
-    """ValidateSecret unmarshals a registry Secret's key: it must hold a JSON object
-    (stringData as written, data once base64-decoded)."""
+    """ValidateSecret unmarshals a registry Secret's key into a map: it must hold a JSON object or
+    null (stringData as written, data once base64-decoded)."""
     import base64
     import json
 
@@ -519,7 +568,9 @@ def _docker_config_error(obj: dict[str, Any], key: str) -> str | None:
         config = json.loads(raw)
     except json.JSONDecodeError as err:
         return f"is not JSON ({err.msg})"
-    return None if isinstance(config, dict) else "must be a JSON object"
+    return (
+        None if config is None or isinstance(config, dict) else "must be a JSON object"
+    )  # Go takes null as an empty map
 
 
 _PORT_PROTOCOLS = ("TCP", "UDP", "SCTP")
