@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from generator.kube import labels, names, pods
+from generator.kube import labels, names, objectmeta, pods
 from generator.kube.findings import Finding, unsupported
 from generator.kube.quantity import parse_quantity
 from generator.problems import Severity
@@ -594,6 +594,13 @@ def endpoint_ip_error(ip: Any) -> str | None:
 
 
 _LINK_LOCAL_MULTICAST = {4: ipaddress.ip_network("224.0.0.0/24"), 6: ipaddress.ip_network("ff02::/16")}
+
+
+def check_namespace(obj: dict[str, Any]) -> Iterator[Finding]:
+    """ValidateNamespace: spec.finalizers are finalizer names (validateFinalizerName)."""
+    spec = obj.get("spec")
+    if isinstance(spec, dict):
+        yield from objectmeta.check_finalizers(spec.get("finalizers"), ("spec", "finalizers"), core=True)
 
 
 def check_endpoints(obj: dict[str, Any]) -> Iterator[Finding]:

@@ -120,6 +120,7 @@ def _reference_validator(schema: Any, version: str) -> Any:
 GROUP_RULES: dict[tuple[str, str], Callable[[dict[str, Any]], Iterator[Finding]]] = {
     ("", "Service"): core.check_service,
     ("", "Endpoints"): core.check_endpoints,
+    ("", "Namespace"): core.check_namespace,
     ("", "PersistentVolumeClaim"): core.check_persistent_volume_claim,
     ("", "PersistentVolume"): core.check_persistent_volume,
     ("", "ConfigMap"): core.check_config_keys,
