@@ -583,7 +583,7 @@ def endpoint_ip_error(ip: Any) -> str | None:
     if address is None:
         return f"{shown(ip)} must be a valid IP address"
     if address.is_unspecified:
-        return "may not be unspecified (0.0.0.0)"
+        return f"may not be unspecified ({ip})"
     if address.is_loopback:
         return "may not be in the loopback range (127.0.0.0/8, ::1/128)"
     if address.is_link_local:
@@ -605,8 +605,8 @@ def check_namespace(obj: dict[str, Any]) -> Iterator[Finding]:
 
 def check_endpoints(obj: dict[str, Any]) -> Iterator[Finding]:
     """ValidateEndpointsCreate (validateEndpointSubsets): each subset has addresses, each address
-    an IP a Service may route to, ports named when there are several, numbered, with a
-    protocol and a qualified appProtocol."""
+    an IP a Service may route to (with a DNS-label hostname and a DNS-subdomain nodeName), ports
+    named when there are several, numbered, with a protocol and a qualified appProtocol."""
     for i, subset in enumerate(obj.get("subsets") or []):
         if not isinstance(subset, dict):
             continue
@@ -615,8 +615,8 @@ def check_endpoints(obj: dict[str, Any]) -> Iterator[Finding]:
             yield _endpoints_error(at, "must specify `addresses` or `notReadyAddresses`")
         for field in ("addresses", "notReadyAddresses"):
             for j, address in enumerate(subset.get(field) or []):
-                if isinstance(address, dict) and (why := endpoint_ip_error(address.get("ip"))):
-                    yield _endpoints_error((*at, field, j, "ip"), why)
+                if isinstance(address, dict):
+                    yield from _endpoint_address(address, (*at, field, j))
         ports = subset.get("ports") or []
         for j, port in enumerate(ports):
             if not isinstance(port, dict):
@@ -635,6 +635,17 @@ def check_endpoints(obj: dict[str, Any]) -> Iterator[Finding]:
             app = port.get("appProtocol")
             if isinstance(app, str) and (err := names.qualified_name(app)):
                 yield _endpoints_error((*where, "appProtocol"), f"appProtocol {shown(app)}: {err}")
+
+
+def _endpoint_address(address: dict[str, Any], at: tuple[str | int, ...]) -> Iterator[Finding]:
+    """validateEndpointAddress: a routable IP, a DNS-1123 label hostname, a DNS-1123 subdomain nodeName."""
+    if why := endpoint_ip_error(address.get("ip")):
+        yield _endpoints_error((*at, "ip"), why)
+    hostname, node = address.get("hostname"), address.get("nodeName")
+    if isinstance(hostname, str) and hostname and (err := names.dns1123_label(hostname)):
+        yield _endpoints_error((*at, "hostname"), f"hostname {shown(hostname)} {err}")
+    if isinstance(node, str) and (err := names.dns1123_subdomain(node)):
+        yield _endpoints_error((*at, "nodeName"), f"nodeName {shown(node)} {err}")
 
 
 def _endpoints_error(path: tuple[str | int, ...], message: str) -> Finding:

@@ -114,7 +114,7 @@ def _check_object_fields(meta: dict[str, Any], path: Path, kind: str, core: bool
             (*path, "finalizers"), "k8s-finalizer", "finalizer orphan and foregroundDeletion cannot be both set"
         )
     entries = meta.get("managedFields")
-    for i, entry in enumerate(entries if isinstance(entries, list) else []):
+    for i, entry in enumerate(entries if isinstance(entries, list) and entries != [{}] else []):  # [{}] resets them
         if isinstance(entry, dict):
             yield from _check_managed_fields_entry(entry, (*path, "managedFields", i))
 
