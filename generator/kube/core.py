@@ -8,7 +8,7 @@ import posixpath
 from collections.abc import Iterator
 from typing import Any
 
-from generator.kube import labels, names, pods
+from generator.kube import labels, names, objectmeta, pods
 from generator.kube.findings import Finding, unsupported
 from generator.kube.quantity import parse_quantity
 from generator.problems import Severity
@@ -87,13 +87,17 @@ def _service_cluster_ips(spec: dict[str, Any], kind: str) -> Iterator[Finding]:
             yield _error(("spec", "ipFamilies", i), f"Duplicate value: {family}")
         elif i < len(families) and family != f"IPv{families[i]}":
             yield _error(
-                ("spec", "ipFamilies", i), f"{family} does not match clusterIPs[{i}], an IPv{families[i]} address"
+                ("spec", "clusterIPs", i) if listed else ("spec", "clusterIP"),
+                f"expected an {family} value as indicated by `ipFamilies[{i}]`",
             )
     if len(declared) > 2:
         yield _error(("spec", "ipFamilies"), "may have at most 2 values")
     if kind == "ExternalName":
         if cluster_ip:
             yield _error(("spec", "clusterIP"), "Forbidden: must be empty for ExternalName services")
+        for field in ("ipFamilies", "ipFamilyPolicy"):
+            if spec.get(field):
+                yield _error(("spec", field), "Forbidden: may not be set for ExternalName services")
         external = spec.get("externalName")
         if not external:
             yield _error(("spec", "externalName"), "Required value: an ExternalName Service needs externalName")
@@ -190,8 +194,9 @@ MAX_AFFINITY_TIMEOUT = 86400
 
 def _service_load_balancer(obj: dict[str, Any], kind: str) -> Iterator[Finding]:
     """allocateLoadBalancerNodePorts and loadBalancerClass (a qualified name) only on a
-    LoadBalancer; session affinity config only with ClientIP affinity and a timeout of 1 s to
-    a day; a known trafficDistribution; the two topology annotations alike when both are set."""
+    LoadBalancer; with ClientIP affinity a timeout of 1 s to a day (with None, SetDefaults_Service
+    drops the config, so it is a warning); a known trafficDistribution; the two topology
+    annotations alike when both are set."""
     spec = obj["spec"]
     for field in ("allocateLoadBalancerNodePorts", "loadBalancerClass"):
         if field in spec and kind != "LoadBalancer":
@@ -199,10 +204,16 @@ def _service_load_balancer(obj: dict[str, Any], kind: str) -> Iterator[Finding]:
     lb_class = spec.get("loadBalancerClass")
     if isinstance(lb_class, str) and (err := names.qualified_name(lb_class)):
         yield _error(("spec", "loadBalancerClass"), f"{shown(lb_class)}: {err}")
-    config = spec.get("sessionAffinityConfig")
-    if isinstance(config, dict):
-        if spec.get("sessionAffinity", "None") != "ClientIP":
-            yield _error(("spec", "sessionAffinityConfig"), "must not be set when `sessionAffinity` is None")
+    config, affinity = spec.get("sessionAffinityConfig"), spec.get("sessionAffinity") or "None"
+    if isinstance(config, dict) and affinity == "None":
+        yield Finding(
+            ("spec", "sessionAffinityConfig"),
+            "k8s-service",
+            Severity.WARNING,
+            "dropped: kube-apiserver clears sessionAffinityConfig when `sessionAffinity` is None (SetDefaults_Service)",
+            "set sessionAffinity: ClientIP for the config to apply, or remove it",
+        )
+    elif isinstance(config, dict) and affinity == "ClientIP":
         timeout = (config.get("clientIP") or {}).get("timeoutSeconds")
         if isinstance(timeout, int) and not 0 < timeout <= MAX_AFFINITY_TIMEOUT:
             yield _error(
@@ -216,8 +227,8 @@ def _service_load_balancer(obj: dict[str, Any], kind: str) -> Iterator[Finding]:
     hints, mode = (annotations.get(key) for key in _TOPOLOGY_ANNOTATIONS)
     if hints is not None and mode is not None and hints != mode:
         yield _error(
-            ("metadata", "annotations", _TOPOLOGY_ANNOTATIONS[0]),
-            f"must match annotations[{_TOPOLOGY_ANNOTATIONS[1]}] when both are set",
+            ("metadata", "annotations", _TOPOLOGY_ANNOTATIONS[1]),
+            f"must match annotations[{_TOPOLOGY_ANNOTATIONS[0]}] when both are specified",
         )
 
 
@@ -401,20 +412,25 @@ def _pv_error(path: tuple[str | int, ...], message: str) -> Finding:
 
 
 def check_config_keys(obj: dict[str, Any]) -> Iterator[Finding]:
-    """ValidateConfigMap / ValidateSecret: every key a valid file name, no key in two maps."""
-    rule = "k8s-configmap" if obj.get("kind") == "ConfigMap" else "k8s-secret"
-    fields = ("data", "binaryData") if obj.get("kind") == "ConfigMap" else ("data", "stringData")
-    seen: dict[str, str] = {}
-    for field in fields:
-        for key in obj.get(field) or {}:
+    """ValidateConfigMap / ValidateSecret: every key a valid file name, no ConfigMap key in both
+    data and binaryData, the values together at most 1 MiB."""
+    configmap = obj.get("kind") == "ConfigMap"
+    rule = "k8s-configmap" if configmap else "k8s-secret"
+    fields = ("data", "binaryData") if configmap else ("data", "stringData")
+    maps: dict[str, dict[Any, Any]] = {f: m if isinstance(m := obj.get(f), dict) else {} for f in fields}
+    for field, mapping in maps.items():
+        for key in mapping:
             if err := names.config_map_key(str(key)):
                 yield Finding((field, key), rule, Severity.ERROR, f"key {shown(key)} {err}")
-            if obj.get("kind") == "ConfigMap" and key in seen:
-                yield Finding((field, key), rule, Severity.ERROR, f"duplicate of key {shown(key)} in {seen[key]}")
-            seen[str(key)] = field
-    if obj.get("kind") == "Secret":
-        yield from _secret_type_keys(obj, set(seen))
-        for key, value in (obj.get("data") or {}).items():
+    if configmap:
+        for key in maps["data"].keys() & maps["binaryData"].keys():
+            yield Finding(
+                ("data", key), rule, Severity.ERROR, f"key {shown(key)}: duplicate of key present in binaryData"
+            )
+    yield from _config_size(obj, maps, configmap)
+    if not configmap:
+        yield from _secret_type_keys(obj, maps)
+        for key, value in maps["data"].items():
             if isinstance(value, str) and (why := _base64_error(value)) is not None:
                 yield Finding(
                     ("data", key),
@@ -423,6 +439,33 @@ def check_config_keys(obj: dict[str, Any]) -> Iterator[Finding]:
                     f"{why}: kube-apiserver cannot decode it",
                     "data holds base64; put plain text under stringData",
                 )
+
+
+MAX_CONFIG_BYTES = 1024 * 1024  # core.MaxSecretSize, for a ConfigMap's values as for a Secret's
+
+
+def _config_size(obj: dict[str, Any], maps: dict[str, dict[Any, Any]], configmap: bool) -> Iterator[Finding]:
+    """The values' bytes as kube-apiserver counts them (keys are not counted): a ConfigMap's data
+    and decoded binaryData; a Secret's decoded data with stringData merged over it."""
+    text_field, base64_field = ("data", "binaryData") if configmap else ("stringData", "data")
+    sizes = {key: _decoded_length(str(value)) for key, value in maps[base64_field].items()}
+    text = {key: len(str(value).encode("utf-8")) for key, value in maps[text_field].items()}
+    total = sum(text.values()) + sum(sizes.values()) if configmap else sum((sizes | text).values())
+    if total > MAX_CONFIG_BYTES:
+        at = "data" if obj.get("data") else base64_field if configmap else "stringData"
+        yield Finding(
+            (at,),
+            "size-configmap" if configmap else "k8s-secret",
+            Severity.ERROR,
+            f"Too long: the values hold {total} bytes; may not be more than {MAX_CONFIG_BYTES} bytes",
+            "keep large files out of ConfigMaps and Secrets (a volume, an image, object storage)",
+        )
+
+
+def _decoded_length(value: str) -> int:
+    """How many bytes a base64 value decodes to (Go skips line breaks)."""
+    text = value.replace("\n", "").replace("\r", "")
+    return len(text) // 4 * 3 - text.endswith("=") - text.endswith("==")
 
 
 def _base64_error(value: str) -> str | None:
@@ -440,46 +483,63 @@ def _base64_error(value: str) -> str | None:
     return None
 
 
-# ValidateSecret: the keys a typed Secret must carry
+SERVICE_ACCOUNT_NAME_KEY = "kubernetes.io/service-account.name"
+# ValidateSecret: the keys a typed Secret must carry (basic-auth: one of the two)
 _SECRET_KEYS = {
     "kubernetes.io/tls": ("tls.crt", "tls.key"),
     "kubernetes.io/dockerconfigjson": (".dockerconfigjson",),
     "kubernetes.io/dockercfg": (".dockercfg",),
     "kubernetes.io/ssh-auth": ("ssh-privatekey",),
+    "kubernetes.io/basic-auth": ("username", "password"),
 }
 
 
-def _secret_type_keys(obj: dict[str, Any], keys: set[str]) -> Iterator[Finding]:
-    kind = obj.get("type")
-    for needed in _SECRET_KEYS.get(str(kind), ()):
-        if needed not in keys:
+def _secret_type_keys(obj: dict[str, Any], maps: dict[str, dict[Any, Any]]) -> Iterator[Finding]:
+    """The keys of a typed Secret (stringData counts: it is merged into data before validation);
+    an ssh-auth key must not be empty either. Each missing key is reported at data[key]."""
+    kind = str(obj.get("type"))
+    present = {str(key) for mapping in maps.values() for key in mapping}
+    needed = _SECRET_KEYS.get(kind, ())
+    if kind == "kubernetes.io/basic-auth" and present & set(needed):
+        needed = ()
+    if kind == "kubernetes.io/ssh-auth" and _secret_value_length(maps, "ssh-privatekey") == 0:
+        present.discard("ssh-privatekey")
+    for key in needed:
+        if key not in present:
             yield Finding(
-                ("type",), "k8s-secret", Severity.ERROR, f"Required value: a {kind} Secret needs the key {needed}"
+                ("data", key),
+                "k8s-secret",
+                Severity.ERROR,
+                f"Required value: a {kind} Secret needs data[{key}]",
+                f"add {key} under data (base64) or stringData",
             )
-    if kind == "kubernetes.io/basic-auth" and not keys & {"username", "password"}:
-        yield Finding(
-            ("type",), "k8s-secret", Severity.ERROR, "Required value: a basic-auth Secret needs username or password"
-        )
     docker_key = {"kubernetes.io/dockercfg": ".dockercfg", "kubernetes.io/dockerconfigjson": ".dockerconfigjson"}.get(
-        str(kind)
+        kind
     )
-    if docker_key in keys and (why := _docker_config_error(obj, docker_key)):
-        field = "stringData" if docker_key in (obj.get("stringData") or {}) else "data"
+    if docker_key in present and (why := _docker_config_error(obj, docker_key)):
+        field = "stringData" if docker_key in maps["stringData"] else "data"
         yield Finding((field, docker_key), "k8s-secret", Severity.ERROR, f"{docker_key} {why}")
     if kind == "kubernetes.io/service-account-token":
         annotations = (obj.get("metadata") or {}).get("annotations") or {}
-        if not annotations.get("kubernetes.io/service-account.name"):
+        if not annotations.get(SERVICE_ACCOUNT_NAME_KEY):
             yield Finding(
-                ("metadata", "annotations"),
+                ("metadata", "annotations", SERVICE_ACCOUNT_NAME_KEY),
                 "k8s-secret",
                 Severity.ERROR,
-                "Required value: a service-account-token Secret needs the annotation kubernetes.io/service-account.name",
+                f"Required value: a service-account-token Secret needs the annotation {SERVICE_ACCOUNT_NAME_KEY}",
             )
 
 
+def _secret_value_length(maps: dict[str, dict[Any, Any]], key: str) -> int:
+    """The bytes of a Secret's value once stringData is merged over the decoded data."""
+    if key in maps["stringData"]:
+        return len(str(maps["stringData"][key]).encode("utf-8"))
+    return _decoded_length(str(maps["data"].get(key) or ""))
+
+
 def _docker_config_error(obj: dict[str, Any], key: str) -> str | None:
-    """ValidateSecret unmarshals a registry Secret's key: it must hold a JSON object
-    (stringData as written, data once base64-decoded)."""
+    """ValidateSecret unmarshals a registry Secret's key into a map: it must hold a JSON object or
+    null (stringData as written, data once base64-decoded)."""
     import base64
     import json
 
@@ -495,7 +555,9 @@ def _docker_config_error(obj: dict[str, Any], key: str) -> str | None:
         config = json.loads(raw)
     except json.JSONDecodeError as err:
         return f"is not JSON ({err.msg})"
-    return None if isinstance(config, dict) else "must be a JSON object"
+    return (
+        None if config is None or isinstance(config, dict) else "must be a JSON object"
+    )  # Go takes null as an empty map
 
 
 _PORT_PROTOCOLS = ("TCP", "UDP", "SCTP")
@@ -508,7 +570,7 @@ def endpoint_ip_error(ip: Any) -> str | None:
     if address is None:
         return f"{shown(ip)} must be a valid IP address"
     if address.is_unspecified:
-        return "may not be unspecified (0.0.0.0)"
+        return f"may not be unspecified ({ip})"
     if address.is_loopback:
         return "may not be in the loopback range (127.0.0.0/8, ::1/128)"
     if address.is_link_local:
@@ -521,10 +583,17 @@ def endpoint_ip_error(ip: Any) -> str | None:
 _LINK_LOCAL_MULTICAST = {4: ipaddress.ip_network("224.0.0.0/24"), 6: ipaddress.ip_network("ff02::/16")}
 
 
+def check_namespace(obj: dict[str, Any]) -> Iterator[Finding]:
+    """ValidateNamespace: spec.finalizers are finalizer names (validateFinalizerName)."""
+    spec = obj.get("spec")
+    if isinstance(spec, dict):
+        yield from objectmeta.check_finalizers(spec.get("finalizers"), ("spec", "finalizers"), core=True)
+
+
 def check_endpoints(obj: dict[str, Any]) -> Iterator[Finding]:
     """ValidateEndpointsCreate (validateEndpointSubsets): each subset has addresses, each address
-    an IP a Service may route to, ports named when there are several, numbered, with a
-    protocol and a qualified appProtocol."""
+    an IP a Service may route to (with a DNS-label hostname and a DNS-subdomain nodeName), ports
+    named when there are several, numbered, with a protocol and a qualified appProtocol."""
     for i, subset in enumerate(obj.get("subsets") or []):
         if not isinstance(subset, dict):
             continue
@@ -533,8 +602,8 @@ def check_endpoints(obj: dict[str, Any]) -> Iterator[Finding]:
             yield _endpoints_error(at, "must specify `addresses` or `notReadyAddresses`")
         for field in ("addresses", "notReadyAddresses"):
             for j, address in enumerate(subset.get(field) or []):
-                if isinstance(address, dict) and (why := endpoint_ip_error(address.get("ip"))):
-                    yield _endpoints_error((*at, field, j, "ip"), why)
+                if isinstance(address, dict):
+                    yield from _endpoint_address(address, (*at, field, j))
         ports = subset.get("ports") or []
         for j, port in enumerate(ports):
             if not isinstance(port, dict):
@@ -553,6 +622,17 @@ def check_endpoints(obj: dict[str, Any]) -> Iterator[Finding]:
             app = port.get("appProtocol")
             if isinstance(app, str) and (err := names.qualified_name(app)):
                 yield _endpoints_error((*where, "appProtocol"), f"appProtocol {shown(app)}: {err}")
+
+
+def _endpoint_address(address: dict[str, Any], at: tuple[str | int, ...]) -> Iterator[Finding]:
+    """validateEndpointAddress: a routable IP, a DNS-1123 label hostname, a DNS-1123 subdomain nodeName."""
+    if why := endpoint_ip_error(address.get("ip")):
+        yield _endpoints_error((*at, "ip"), why)
+    hostname, node = address.get("hostname"), address.get("nodeName")
+    if isinstance(hostname, str) and hostname and (err := names.dns1123_label(hostname)):
+        yield _endpoints_error((*at, "hostname"), f"hostname {shown(hostname)} {err}")
+    if isinstance(node, str) and (err := names.dns1123_subdomain(node)):
+        yield _endpoints_error((*at, "nodeName"), f"nodeName {shown(node)} {err}")
 
 
 def _endpoints_error(path: tuple[str | int, ...], message: str) -> Finding:

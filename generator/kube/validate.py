@@ -74,7 +74,6 @@ LAST_APPLIED_LIMIT = 262144
 # HPAScaleToZero among them, are off unless .gen.yaml's featureGates turns them on).
 # RelaxedEnvironmentVariableValidation: beta in 1.32, GA in 1.34; ContainerRestartRules: beta in 1.35.
 _ON_BY_DEFAULT = {"RelaxedEnvironmentVariableValidation": (1, 32), "ContainerRestartRules": (1, 35)}
-CONFIGMAP_LIMIT = 1024 * 1024
 # Compact JSON spends at most this many bytes per character of the YAML it was read from, when
 # that YAML has no aliases. The worst cases are a flow mapping of bare keys, `{a,b}` ->
 # `{"a":null,"b":null}` (4.5 bytes per character), and the same with 4-byte UTF-8 keys (6).
@@ -122,6 +121,7 @@ def _reference_validator(schema: Any, version: str) -> Any:
 GROUP_RULES: dict[tuple[str, str], Callable[[dict[str, Any]], Iterator[Finding]]] = {
     ("", "Service"): core.check_service,
     ("", "Endpoints"): core.check_endpoints,
+    ("", "Namespace"): core.check_namespace,
     ("", "PersistentVolumeClaim"): core.check_persistent_volume_claim,
     ("", "PersistentVolume"): core.check_persistent_volume,
     ("", "ConfigMap"): core.check_config_keys,
@@ -573,15 +573,6 @@ def _compact_json_size(obj: dict[str, Any], text: str | None) -> int:
 
 
 def _check_size(obj: dict[str, Any], kind: str, text: str | None) -> Iterator[Finding]:
-    if kind == "ConfigMap":
-        data = sum(len(str(k)) + len(str(v).encode("utf-8")) for k, v in (obj.get("data") or {}).items())
-        if data > CONFIGMAP_LIMIT:
-            yield Finding(
-                ("data",),
-                "size-configmap",
-                Severity.ERROR,
-                f"ConfigMap data is {data} bytes; Kubernetes allows at most {CONFIGMAP_LIMIT}",
-            )
     size = _compact_json_size(obj, text)
     if size > LAST_APPLIED_LIMIT:
         yield Finding(
