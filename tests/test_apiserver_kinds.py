@@ -571,3 +571,22 @@ def test_apps_storage_and_quota_rules(
     gen, tmp_path: Path, case: str, good: dict, change: tuple, rule: str, words: str
 ) -> None:
     test_rule_fails_and_passes(gen, tmp_path, case, good, change, rule, words)
+
+
+@pytest.mark.parametrize(
+    ("field", "source", "words"),
+    [
+        ("dataSource", {"apiGroup": "volsync.backube", "kind": "ReplicationDestination", "name": "dst"}, "kind"),
+        ("dataSourceRef", {"kind": "PersistentVolumeClaim", "name": "src", "namespace": "other"}, "namespace"),
+    ],
+)
+def test_a_data_source_kube_apiserver_drops_is_a_warning(
+    gen, tmp_path: Path, field: str, source: dict, words: str
+) -> None:
+    """The claim strategy's PrepareForCreate drops these silently: the claim is created, empty."""
+    dropped = gen("validate", _write(tmp_path, _set(PVC, ("spec", field), source)))
+    assert dropped.code == 0 and " warning k8s-pvc " in dropped.out and f"drops a {field}" in dropped.out, dropped.out
+    assert words in dropped.out
+    kept = {key: value for key, value in source.items() if key != "namespace"}
+    run = gen("validate", _write(tmp_path, _set(PVC, ("spec", "dataSourceRef"), kept)))
+    assert run.code == 0 and "k8s-pvc" not in run.out, run.out

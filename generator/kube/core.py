@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from generator.kube import labels, names, pods
-from generator.kube.findings import Finding, unsupported
+from generator.kube.findings import Finding, unsupported, warning_at
 from generator.kube.quantity import parse_quantity
 from generator.problems import Severity
 from generator.schema_messages import shown
@@ -279,8 +279,8 @@ def _volume_mode(spec: dict[str, Any], rule: str) -> Iterator[Finding]:
 
 def check_persistent_volume_claim(obj: dict[str, Any]) -> Iterator[Finding]:
     """ValidatePersistentVolumeClaimSpec: access modes; a storage request above zero; a valid
-    selector; class names as DNS subdomains; data sources that name a kind and an object, an
-    API group as a DNS subdomain, and dataSource and dataSourceRef alike when both are set."""
+    selector; class names as DNS subdomains; the data sources PrepareForCreate keeps name a kind
+    and an object in a valid API group, and are alike when both are set."""
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
@@ -300,30 +300,87 @@ def check_persistent_volume_claim(obj: dict[str, Any]) -> Iterator[Finding]:
         )
     yield from _volume_mode(spec, "k8s-pvc")
     yield from _class_names(spec, "k8s-pvc")
-    for field in ("dataSource", "dataSourceRef"):
-        yield from _data_source(spec.get(field), ("spec", field))
-    source, ref = spec.get("dataSource"), spec.get("dataSourceRef")
-    if isinstance(source, dict) and isinstance(ref, dict):
-        keys = ("apiGroup", "kind", "name")
-        if [source.get(k) or "" for k in keys] != [ref.get(k) or "" for k in keys] or ref.get("namespace"):
-            yield Finding(
+    source, ref, dropped = _kept_data_sources(spec)
+    yield from dropped
+    if source is not None:
+        yield from _data_source(source, ("spec", "dataSource"))
+    if ref is not None:
+        yield from _data_source(ref, ("spec", "dataSourceRef"))
+    if source is not None and ref is not None and _data_source_key(source) != _data_source_key(ref):
+        yield Finding(
+            ("spec", "dataSource"),
+            "k8s-pvc",
+            Severity.ERROR,
+            "must match dataSourceRef",
+            "set one of them: kube-apiserver copies dataSource into dataSourceRef",
+        )
+
+
+_SNAPSHOT_GROUP = "snapshot.storage.k8s.io"
+
+
+def _kept_data_sources(spec: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None, list[Finding]]:
+    """The data sources a claim keeps through the PVC strategy's PrepareForCreate
+    (pkg/api/persistentvolumeclaim: DropDisabledFields, EnforceDataSourceBackwardsCompatibility),
+    and a warning for each it silently drops: a dataSourceRef that names a namespace
+    (CrossNamespaceVolumeDataSource is alpha, off by default) and, without a dataSourceRef, a
+    dataSource that is neither a PersistentVolumeClaim nor a VolumeSnapshot. Either way the
+    claim is created empty. NormalizeDataSources then copies the one kept into the other field,
+    so its defects are reported once, where they are written."""
+    source = spec.get("dataSource") if isinstance(spec.get("dataSource"), dict) else None
+    ref = spec.get("dataSourceRef") if isinstance(spec.get("dataSourceRef"), dict) else None
+    dropped: list[Finding] = []
+    if ref is not None and ref.get("namespace"):
+        dropped.append(
+            warning_at(
+                ("spec", "dataSourceRef", "namespace"),
+                "k8s-pvc",
+                "kube-apiserver drops a dataSourceRef that names a namespace (the CrossNamespaceVolumeDataSource "
+                "feature gate is alpha, off by default): the claim is created empty",
+                "populate from an object in the claim's own namespace, or enable the gate on the cluster",
+            )
+        )
+        ref = None
+    if source is not None and ref is None and not _is_claim_or_snapshot(source):
+        dropped.append(
+            warning_at(
                 ("spec", "dataSource"),
                 "k8s-pvc",
-                Severity.ERROR,
-                "must match dataSourceRef",
-                "set one of them: kube-apiserver copies dataSource into dataSourceRef",
+                f"kube-apiserver drops a dataSource of kind {shown(source.get('kind') or '')}: only a "
+                f"PersistentVolumeClaim or a {_SNAPSHOT_GROUP} VolumeSnapshot is kept there, so the claim is "
+                "created empty",
+                "name any other populator under dataSourceRef",
             )
+        )
+        source = None
+    return source, ref, dropped
 
 
-def _data_source(source: Any, path: tuple[str | int, ...]) -> Iterator[Finding]:
-    """validateDataSource / validateDataSourceRef: a kind and a name; an API group, if any, a DNS
-    subdomain."""
-    if not isinstance(source, dict):
-        return
+def _is_claim_or_snapshot(source: dict[str, Any]) -> bool:
+    group, kind = source.get("apiGroup") or "", source.get("kind")
+    return (kind, group) in (("PersistentVolumeClaim", ""), ("VolumeSnapshot", _SNAPSHOT_GROUP))
+
+
+def _data_source_key(source: dict[str, Any]) -> tuple[Any, str, str]:
+    """isDataSourceEqualDataSourceRef: the same API group (unset and empty differ), kind and name."""
+    return source.get("apiGroup"), str(source.get("kind") or ""), str(source.get("name") or "")
+
+
+def _data_source(source: dict[str, Any], path: tuple[str | int, ...]) -> Iterator[Finding]:
+    """validateDataSource / validateDataSourceRef: a kind and a name; the core group only for a
+    PersistentVolumeClaim; any other API group a DNS subdomain."""
     for key in ("kind", "name"):
         if not source.get(key):
             yield Finding((*path, key), "k8s-pvc", Severity.ERROR, f"Required value: a data source names its {key}")
-    group = source.get("apiGroup")
+    group, kind = source.get("apiGroup") or "", source.get("kind")
+    if not group and kind and kind != "PersistentVolumeClaim":
+        yield Finding(
+            (*path, "kind"),
+            "k8s-pvc",
+            Severity.ERROR,
+            f"{shown(kind)}: must be 'PersistentVolumeClaim' when referencing the default apiGroup",
+            "name the populator's apiGroup",
+        )
     if isinstance(group, str) and group and (err := names.dns1123_subdomain(group)):
         yield Finding((*path, "apiGroup"), "k8s-pvc", Severity.ERROR, f"apiGroup {shown(group)}: {err}")
 
