@@ -548,6 +548,14 @@ MORE = [
     ),
     ("quota-negative", QUOTA, (("spec", "hard", "pods"), "-1"), "k8s-quota", "greater than or equal to 0"),
     ("quota-scope", QUOTA, (("spec", "scopes"), ["Forever"]), "k8s-quota", "Unsupported value"),
+    # a NotBestEffort quota counts Pods and their compute resources: not Services
+    (
+        "quota-scope-resource",
+        QUOTA,
+        (("spec", "hard", "services"), "2"),
+        "k8s-quota",
+        "unsupported scope applied to resource",
+    ),
     # the default request is defaulted from min, the default limit from max: min above max is refused
     (
         "limits-min-above-max",

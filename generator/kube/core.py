@@ -703,8 +703,8 @@ def _is_integer_resource(name: str) -> bool:
 
 def check_resource_quota(obj: dict[str, Any]) -> Iterator[Finding]:
     """ValidateResourceQuotaSpec: resource names a quota counts, quantities not negative and
-    whole for counts; known scopes, never two that contradict; scope selector requirements
-    with known operators and values that fit them."""
+    whole for counts; scopes and scope selector requirements as _quota_scopes and
+    _quota_scope_selector judge them."""
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
@@ -725,18 +725,81 @@ def check_resource_quota(obj: dict[str, Any]) -> Iterator[Finding]:
             yield _quota_error(where, "must be greater than or equal to 0")
         elif _is_integer_resource(str(name)) and amount != amount.to_integral_value():
             yield _quota_error(where, f"{name} {shown(value)} must be an integer")
-    scopes = list(spec.get("scopes") or [])
+    hard = [str(name) for name in spec.get("hard") or {}] if isinstance(spec.get("hard"), dict) else []
+    yield from _quota_scopes(spec.get("scopes"), hard)
+    yield from _quota_scope_selector(spec.get("scopeSelector"), hard)
+
+
+# helper.IsResourceQuotaScopeValidForResource: the standard resources a scope can count
+_POD_QUOTA_RESOURCES = frozenset(
+    {"pods", "cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory"}
+)
+_SCOPE_RESOURCES = {
+    **dict.fromkeys(
+        ("Terminating", "NotTerminating", "NotBestEffort", "PriorityClass", "CrossNamespacePodAffinity"),
+        _POD_QUOTA_RESOURCES,
+    ),
+    "BestEffort": frozenset({"pods"}),
+    "VolumeAttributesClass": frozenset({"persistentvolumeclaims", "requests.storage"}),
+}
+
+
+def _scope_misfits(scope: Any, hard: list[str]) -> Iterator[str]:
+    """The standard quota resources (helper.IsStandardQuotaResourceName) a scope cannot count."""
+    allowed = _SCOPE_RESOURCES.get(scope) if isinstance(scope, str) else None
+    if allowed is None:
+        return
+    for name in sorted(hard):
+        standard = name in _QUOTA_RESOURCES or name.startswith(("hugepages-", "requests.hugepages-"))
+        if standard and name not in allowed:
+            yield name
+
+
+def _scope_misfit_error(path: tuple[str | int, ...], scope: str, misfits: list[str]) -> Finding:
+    allowed = ", ".join(sorted(_SCOPE_RESOURCES[scope]))
+    return Finding(
+        path,
+        "k8s-quota",
+        Severity.ERROR,
+        f"unsupported scope applied to resource: a {scope} quota cannot count {', '.join(misfits)}",
+        f"a {scope} quota counts only {allowed}; put the other resources in a quota of their own",
+    )
+
+
+def _conflicts(scopes: list[Any], path: tuple[str | int, ...]) -> Iterator[Finding]:
+    for one, other in _CONFLICTING_SCOPES:
+        if one in scopes and other in scopes:
+            yield _quota_error(path, f"conflicting scopes: {one} and {other} together select nothing")
+
+
+def _quota_scopes(scopes: Any, hard: list[str]) -> Iterator[Finding]:
+    """validateResourceQuotaScopes: known scopes, each able to count every standard resource
+    in hard, never two that contradict."""
+    scopes = scopes if isinstance(scopes, list) else []
     for i, scope in enumerate(scopes):
         if scope not in _QUOTA_SCOPES:
             yield unsupported(("spec", "scopes", i), "k8s-quota", scope, _QUOTA_SCOPES)
-    selector = spec.get("scopeSelector")
-    for i, req in enumerate((selector or {}).get("matchExpressions") or [] if isinstance(selector, dict) else ()):
+        elif misfits := list(_scope_misfits(scope, hard)):
+            yield _scope_misfit_error(("spec", "scopes", i), scope, misfits)
+    yield from _conflicts(scopes, ("spec", "scopes"))
+
+
+def _quota_scope_selector(selector: Any, hard: list[str]) -> Iterator[Finding]:
+    """validateScopedResourceSelectorRequirement: each requirement a known scope able to count
+    hard's standard resources, with a known operator (Exists for the Terminating, BestEffort and
+    CrossNamespacePodAffinity scopes) and values that fit it; no two scopes that contradict
+    (judged apart from spec.scopes, as kube-apiserver does)."""
+    requirements = selector.get("matchExpressions") if isinstance(selector, dict) else None
+    scopes: list[Any] = []
+    for i, req in enumerate(requirements if isinstance(requirements, list) else []):
         if not isinstance(req, dict):
             continue
         at, scope, op = ("spec", "scopeSelector", "matchExpressions", i), req.get("scopeName"), req.get("operator")
         scopes.append(scope)
         if scope not in _QUOTA_SCOPES:
             yield unsupported((*at, "scopeName"), "k8s-quota", scope, _QUOTA_SCOPES)
+        elif misfits := list(_scope_misfits(scope, hard)):
+            yield _scope_misfit_error((*at, "scopeName"), scope, misfits)
         if op not in _SCOPE_OPERATORS:
             yield unsupported((*at, "operator"), "k8s-quota", op, _SCOPE_OPERATORS)
         elif scope in _EXISTS_ONLY_SCOPES and op != "Exists":
@@ -745,9 +808,7 @@ def check_resource_quota(obj: dict[str, Any]) -> Iterator[Finding]:
             yield _quota_error((*at, "values"), f"must be at least one value when `operator` is {op}")
         elif op in ("Exists", "DoesNotExist") and req.get("values"):
             yield _quota_error((*at, "values"), f"must be no values when `operator` is {op}")
-    for one, other in _CONFLICTING_SCOPES:
-        if one in scopes and other in scopes:
-            yield _quota_error(("spec",), f"conflicting scopes: {one} and {other} together select nothing")
+    yield from _conflicts(scopes, ("spec", "scopeSelector", "matchExpressions"))
 
 
 def _quota_error(path: tuple[str | int, ...], message: str) -> Finding:
