@@ -822,6 +822,8 @@ def _limit_item_defaults(item: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """SetDefaults_LimitRangeItem: a Container's default limit is its max, its default request
     the default limit, else the min; kube-apiserver validates what these make."""
     sections = {key: dict(item.get(key) or {}) for key in ("max", "min", "default", "defaultRequest")}
+    if item.get("type") == "Pod":  # ValidateLimitRange reads neither on a Pod item
+        sections["default"], sections["defaultRequest"] = {}, {}
     if item.get("type") == "Container":
         for key, value in sections["max"].items():
             sections["default"].setdefault(key, value)
@@ -832,15 +834,19 @@ def _limit_item_defaults(item: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return sections
 
 
-# (lower, upper): ValidateLimitRange's orderings, each checked per resource
+# (lower, upper, the side kube-apiserver reports): ValidateLimitRange's orderings, each checked
+# per resource; gen reports the other side when that one was filled by a default
 _LIMIT_ORDER = (
-    ("min", "max"),
-    ("min", "defaultRequest"),
-    ("defaultRequest", "max"),
-    ("min", "default"),
-    ("default", "max"),
-    ("defaultRequest", "default"),
+    ("min", "max", "min"),
+    ("min", "defaultRequest", "defaultRequest"),
+    ("defaultRequest", "max", "defaultRequest"),
+    ("defaultRequest", "default", "defaultRequest"),
+    ("min", "default", "default"),
+    ("default", "max", "default"),
 )
+_LIMIT_SECTIONS = ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio")
+# helper.IsStandardResourceName: the unprefixed names validateResourceName accepts
+_STANDARD_RESOURCES = _QUOTA_RESOURCES | {"storage"}
 
 
 def _limit_type_error(kind: Any) -> str | None:
@@ -855,6 +861,26 @@ def _limit_type_error(kind: Any) -> str | None:
     return None
 
 
+def _limit_resource_error(kind: Any, name: str) -> str | None:
+    """validateLimitRangeResourceName: validateResourceName (a qualified name; unprefixed, a
+    standard resource), and for a Pod or Container item validateContainerResourceName (unprefixed,
+    cpu, memory, ephemeral-storage or huge pages; prefixed outside kubernetes.io, an extended
+    resource)."""
+    if err := names.qualified_name(name):
+        return err
+    hugepages = name.startswith(("hugepages-", "requests.hugepages-"))
+    if "/" not in name and name not in _STANDARD_RESOURCES and not hugepages:
+        return "must be a standard resource type or fully qualified"
+    if kind not in ("Pod", "Container"):
+        return None
+    if "/" not in name and name not in pods.STANDARD_RESOURCES and not name.startswith("hugepages-"):
+        return "must be a standard resource for containers"
+    native = "/" not in name or "kubernetes.io/" in name
+    if not native and (name.startswith("requests.") or names.qualified_name("requests." + name)):
+        return "doesn't follow extended resource name standard"
+    return None
+
+
 def _overcommit_allowed(name: str) -> bool:
     """helper.IsOvercommitAllowed: native resources other than huge pages."""
     native = "/" not in name or "kubernetes.io/" in name
@@ -863,7 +889,7 @@ def _overcommit_allowed(name: str) -> bool:
 
 def check_limit_range(obj: dict[str, Any]) -> Iterator[Finding]:
     """ValidateLimitRange after SetDefaults_LimitRangeItem: a known or qualified type once per
-    range; no defaults on Pod items; a PersistentVolumeClaim item bounds storage; per
+    range; resource names as validateLimitRangeResourceName judges them; no defaults on Pod items; a PersistentVolumeClaim item bounds storage; per
     resource min <= defaultRequest <= default <= max; a max/limit ratio of at least 1 and at
     most max/min; resources that cannot overcommit default to equal request and limit."""
     seen: set[Any] = set()
@@ -876,6 +902,12 @@ def check_limit_range(obj: dict[str, Any]) -> Iterator[Finding]:
         if kind in seen:
             yield _limit_error((*at, "type"), f"Duplicate value: {shown(kind)}: one item per type")
         seen.add(kind)
+        for section in _LIMIT_SECTIONS:
+            if kind == "Pod" and section in ("default", "defaultRequest"):
+                continue  # refused whole below, its names never read
+            for name in (item.get(section) or {}) if isinstance(item.get(section), dict) else ():
+                if err := _limit_resource_error(kind, str(name)):
+                    yield _limit_error((*at, section, name), f"resource {shown(name)}: {err}")
         if kind == "Pod":
             for key in ("default", "defaultRequest"):
                 if item.get(key):
@@ -885,11 +917,12 @@ def check_limit_range(obj: dict[str, Any]) -> Iterator[Finding]:
         ):
             yield _limit_error(at, "either minimum or maximum storage value is required, but neither was provided")
         sections = _limit_item_defaults(item)
-        for low, high in _LIMIT_ORDER:
+        for low, high, reported in _LIMIT_ORDER:
             for name in sorted(set(sections[low]) & set(sections[high])):
                 lower, upper = parse_quantity(sections[low][name]), parse_quantity(sections[high][name])
                 if lower is not None and upper is not None and lower > upper:
-                    where = low if low in item and name in (item.get(low) or {}) else high
+                    other = high if reported == low else low
+                    where = reported if name in (item.get(reported) or {}) else other
                     yield _limit_error(
                         (*at, where, name),
                         f"{low} value {sections[low][name]} is greater than {high} value {sections[high][name]}"
@@ -900,7 +933,7 @@ def check_limit_range(obj: dict[str, Any]) -> Iterator[Finding]:
             limit, request = parse_quantity(sections["default"][name]), parse_quantity(sections["defaultRequest"][name])
             if not _overcommit_allowed(name) and limit is not None and request is not None and limit != request:
                 yield _limit_error(
-                    (*at, "default" if name in (item.get("default") or {}) else "defaultRequest", name),
+                    (*at, "defaultRequest" if name in (item.get("defaultRequest") or {}) else "default", name),
                     f"default value {sections['default'][name]} must equal to defaultRequest value "
                     f"{sections['defaultRequest'][name]} in {name}: it cannot be overcommitted",
                 )
