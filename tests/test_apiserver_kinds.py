@@ -380,7 +380,7 @@ CASES = [
         "did you mean requests.storage?",
     ),
     ("pv-two-sources", PV, (("spec", "nfs"), {"server": "nfs.example.com", "path": "/data"}), "k8s-pv", "more than 1"),
-    ("pv-recycle-root", PV, (("spec", "hostPath", "path"), "/"), "k8s-pv", "may not be '/'"),
+    ("pv-recycle-root", PV, (("spec", "hostPath", "path"), "/"), "k8s-pv", "hostPath mount of '/'"),
     ("pvc-zero-storage", PVC, (("spec", "resources", "requests", "storage"), "0"), "k8s-pvc", "greater than zero"),
     (
         "unmasked-proc-mount-host-users",

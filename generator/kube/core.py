@@ -402,31 +402,65 @@ _PV_FIELDS = frozenset(
 _RECLAIM_POLICIES = ("Retain", "Delete", "Recycle")
 
 
+# ValidatePersistentVolumeSpec's order of volume sources: a source after the first is refused
+# at its own field, except flexVolume, which is counted but never refused
+_PV_SOURCE_ORDER = (
+    "hostPath",
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "glusterfs",
+    "flocker",
+    "nfs",
+    "rbd",
+    "quobyte",
+    "cephfs",
+    "iscsi",
+    "cinder",
+    "fc",
+    "flexVolume",
+    "azureFile",
+    "vsphereVolume",
+    "photonPersistentDisk",
+    "portworxVolume",
+    "azureDisk",
+    "scaleIO",
+    "local",
+    "storageos",
+    "csi",
+)
+
+
 def check_persistent_volume(obj: dict[str, Any]) -> Iterator[Finding]:
     """ValidatePersistentVolumeSpec (not inline): access modes; a capacity of storage only,
-    above zero; exactly one volume source; a known reclaim policy, Recycle never on a hostPath
-    of `/`; a hostPath without `..`; class names as DNS subdomains, a volume attributes class
-    only on a CSI volume; node affinity with required terms."""
+    above zero; exactly one volume source, valid as a PersistentVolume's own source types are
+    (_pv_source); a known reclaim policy, Recycle never on a hostPath of `/`; a hostPath
+    without `..`; class names as DNS subdomains, a volume attributes class only on a CSI
+    volume; node affinity with required terms, which a local volume needs."""
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
     yield from _access_modes(spec.get("accessModes"), ("spec", "accessModes"), "k8s-pv")
     yield from _volume_mode(spec, "k8s-pv")
     capacity = spec.get("capacity") or {}
-    if set(capacity) != {"storage"}:
-        yield unsupported(("spec", "capacity"), "k8s-pv", ", ".join(map(str, capacity)) or None, ("storage",))
+    if not capacity:
+        yield _pv_error(("spec", "capacity"), "Required value: a volume states its capacity (storage)")
+    elif set(capacity) != {"storage"}:
+        yield unsupported(("spec", "capacity"), "k8s-pv", ", ".join(map(str, capacity)), ("storage",))
     for name, raw in capacity.items():
         amount = parse_quantity(raw)
         if amount is None or amount <= 0:
             yield _pv_error(("spec", "capacity", name), f"{shown(raw)}: must be greater than zero")
-    sources = sorted(key for key in spec if key not in _PV_FIELDS)
-    if len(sources) != 1:
-        yield _pv_error(
-            ("spec",),
-            "must specify a volume type"
-            if not sources
-            else f"may not specify more than 1 volume type: {', '.join(sources)}",
-        )
+    sources = [key for key in _PV_SOURCE_ORDER if spec.get(key) is not None]
+    if not sources:
+        yield _pv_error(("spec",), "Required value: must specify a volume type")
+    for key in sources[1:]:
+        if key != "flexVolume":
+            yield _pv_error(("spec", key), f"may not specify more than 1 volume type ({sources[0]} is one)")
+    for key in dict.fromkeys([*sources[:1], *(["flexVolume"] if "flexVolume" in sources else [])]):
+        if isinstance(spec[key], dict):
+            yield from _pv_source(key, spec[key], str((obj.get("metadata") or {}).get("name") or ""))
+    if spec.get("local") is not None and "local" in sources[:1] and spec.get("nodeAffinity") is None:
+        yield _pv_error(("spec", "local"), "Required value: a local volume requires nodeAffinity")
     policy = spec.get("persistentVolumeReclaimPolicy")
     if policy is not None and policy not in _RECLAIM_POLICIES:
         yield unsupported(("spec", "persistentVolumeReclaimPolicy"), "k8s-pv", policy, _RECLAIM_POLICIES)
@@ -436,10 +470,12 @@ def check_persistent_volume(obj: dict[str, Any]) -> Iterator[Finding]:
             yield _pv_error(("spec", "hostPath", "path"), "must not contain '..'")
         if policy == "Recycle" and posixpath.normpath(host_path) in ("/", "//"):
             yield _pv_error(
-                ("spec", "hostPath", "path"), "may not be '/' when persistentVolumeReclaimPolicy is 'Recycle'"
+                ("spec", "persistentVolumeReclaimPolicy"),
+                "Forbidden: may not be 'recycle' for a hostPath mount of '/'",
+                "recycling scrubs the volume: here, the node's root file system",
             )
     yield from _class_names(spec, "k8s-pv")
-    if "volumeAttributesClassName" in spec:
+    if spec.get("volumeAttributesClassName") is not None:
         if not spec["volumeAttributesClassName"]:
             yield _pv_error(("spec", "volumeAttributesClassName"), "an empty string is disallowed")
         if not isinstance(spec.get("csi"), dict):
@@ -457,8 +493,122 @@ def check_persistent_volume(obj: dict[str, Any]) -> Iterator[Finding]:
                 yield from pods.check_node_selector_requirement(expr, where, True)
 
 
-def _pv_error(path: tuple[str | int, ...], message: str) -> Finding:
-    return Finding(path, "k8s-pv", Severity.ERROR, message)
+# The sources a PersistentVolume has and a Pod has not (validate*PersistentVolumeSource,
+# validateAzureFilePV, validateLocalVolumeSource): the fields each needs, before its own rules
+_PV_SOURCE_REQUIRED = {
+    "glusterfs": ("endpoints", "path"),
+    "rbd": ("monitors", "image"),
+    "cephfs": ("monitors",),
+    "iscsi": ("targetPortal", "iqn"),
+    "cinder": ("volumeID",),
+    "flexVolume": ("driver",),
+    "azureFile": ("secretName", "shareName"),
+    "scaleIO": ("gateway", "system", "volumeName"),
+    "local": ("path",),
+    "storageos": ("volumeName",),
+    "csi": ("volumeHandle",),
+}
+# iscsiInitiatorIqnRegex and its siblings, searched as Go's MatchString does (the first is unanchored)
+_ISCSI_NAMES = {
+    "iqn": re.compile(r"iqn\.\d{4}-\d{2}\.([A-Za-z0-9\-.]+)(:[^,;*&$|\s]+)\Z"),
+    "eui": re.compile(r"^eui.[A-Za-z0-9]{16}\Z"),
+    "naa": re.compile(r"^naa.[A-Za-z0-9]{32}\Z"),
+}
+_CSI_SECRET_REFS = (
+    "controllerPublishSecretRef",
+    "controllerExpandSecretRef",
+    "nodePublishSecretRef",
+    "nodeExpandSecretRef",
+)
+
+
+def _pv_source(kind: str, source: dict[str, Any], pv_name: str) -> Iterator[Finding]:
+    """The rules of the source types only a PersistentVolume has; the ones it shares with a Pod
+    (hostPath, nfs, fc, ...) are the Pod's volume rules."""
+    at = ("spec", kind)
+    for field in _PV_SOURCE_REQUIRED.get(kind, ()):
+        if not source.get(field):
+            yield _pv_error((*at, field), f"Required value: the {kind} volume needs {field}")
+    if kind == "iscsi":
+        yield from _iscsi(source, at, pv_name)
+    elif kind == "glusterfs" and source.get("endpointsNamespace") is not None:
+        namespace = str(source["endpointsNamespace"])
+        err = (
+            names.dns1123_label(namespace)
+            if namespace
+            else "if the endpointnamespace is set, it must be a valid namespace name"
+        )
+        if err:
+            yield _pv_error((*at, "endpointsNamespace"), f"{shown(namespace)}: {err}")
+    elif kind == "flexVolume":
+        for key in source.get("options") or {} if isinstance(source.get("options"), dict) else ():
+            domain = "." + str(key).split("/", 1)[0].lower()
+            if domain.endswith((".kubernetes.io", ".k8s.io")):
+                yield _pv_error(
+                    (*at, "options", key), f"{shown(key)}: kubernetes.io and k8s.io namespaces are reserved"
+                )
+    elif kind == "azureFile" and source.get("secretNamespace") == "":
+        yield _pv_error((*at, "secretNamespace"), "Required value: an empty secretNamespace is refused (leave it out)")
+    elif kind == "local" and ".." in str(source.get("path") or "").split("/"):
+        yield _pv_error((*at, "path"), "must not contain '..'")
+    elif kind == "storageos":
+        for field in ("volumeName", "volumeNamespace"):
+            value = source.get(field)
+            if isinstance(value, str) and value and (err := names.dns1123_label(value)):
+                yield _pv_error((*at, field), f"{shown(value)}: {err}")
+    elif kind == "csi":
+        for ref in _CSI_SECRET_REFS:
+            if isinstance(source.get(ref), dict):
+                yield from _pv_secret_reference(source[ref], (*at, ref), dns_checked=True)
+    if kind in ("cinder", "storageos") and isinstance(source.get("secretRef"), dict):
+        yield from _pv_secret_reference(source["secretRef"], (*at, "secretRef"), dns_checked=False)
+
+
+def _pv_secret_reference(ref: dict[str, Any], at: tuple[str | int, ...], dns_checked: bool) -> Iterator[Finding]:
+    """A secret a volume plugin reads: a name and a namespace, as DNS names where
+    validatePVSecretReference checks them (a CSI volume's)."""
+    for field, check in (("name", names.dns1123_subdomain), ("namespace", names.dns1123_label)):
+        value = ref.get(field)
+        if not value:
+            yield _pv_error((*at, field), f"Required value: a secret reference needs {field}")
+        elif dns_checked and (err := check(str(value))):
+            yield _pv_error((*at, field), f"{shown(value)}: {err}")
+
+
+def _iscsi(source: dict[str, Any], at: tuple[str | int, ...], pv_name: str) -> Iterator[Finding]:
+    """validateISCSIPersistentVolumeSource: an IQN, EUI or NAA target and initiator name, a LUN
+    of 0-255, a secret for CHAP, and `<volume name>:<targetPortal>` under 64 characters when an
+    initiator name is set."""
+    portal, initiator = str(source.get("targetPortal") or ""), source.get("initiatorName")
+    if initiator is not None and len(f"{pv_name}:{portal}") > 64:
+        yield _pv_error(
+            (*at, "targetPortal"),
+            "Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters "
+            "if iscsi.initiatorName is specified.",
+        )
+    for field in ("iqn", "initiatorName"):
+        value = source.get(field)
+        if isinstance(value, str) and value and (err := _iscsi_name_error(value)):
+            yield _pv_error((*at, field), f"{shown(value)}: {err}")
+    lun = source.get("lun")
+    if isinstance(lun, int) and not 0 <= lun <= 255:
+        yield _pv_error((*at, "lun"), "must be between 0 and 255, inclusive")
+    if (source.get("chapAuthDiscovery") or source.get("chapAuthSession")) and source.get("secretRef") is None:
+        yield _pv_error((*at, "secretRef"), "Required value: CHAP authentication needs secretRef")
+    ref = source.get("secretRef")
+    if isinstance(ref, dict) and not ref.get("name"):
+        yield _pv_error((*at, "secretRef", "name"), "Required value: a secret reference needs name")
+
+
+def _iscsi_name_error(name: str) -> str | None:
+    kind = name[:3]
+    if kind not in _ISCSI_NAMES:
+        return "must be valid format (starting with iqn, eui or naa)"
+    return None if _ISCSI_NAMES[kind].search(name) else f"must be valid format (an {kind} name)"
+
+
+def _pv_error(path: tuple[str | int, ...], message: str, hint: str = "") -> Finding:
+    return Finding(path, "k8s-pv", Severity.ERROR, message, hint)
 
 
 def _config_key_error(key: str) -> str | None:
