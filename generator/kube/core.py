@@ -250,7 +250,7 @@ _ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnc
 _CONFIG_KEY = re.compile(r"[-._a-zA-Z0-9]+\Z")
 
 
-def _access_modes(modes: Any, path: tuple[str | int, ...], rule: str) -> Iterator[Finding]:
+def access_modes(modes: Any, path: tuple[str | int, ...], rule: str) -> Iterator[Finding]:
     """ValidatePersistentVolumeSpec / ValidatePersistentVolumeClaimSpec: at least one known access
     mode, ReadWriteOncePod alone."""
     modes = modes or []
@@ -284,7 +284,7 @@ def check_persistent_volume_claim(obj: dict[str, Any]) -> Iterator[Finding]:
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
-    yield from _access_modes(spec.get("accessModes"), ("spec", "accessModes"), "k8s-pvc")
+    yield from access_modes(spec.get("accessModes"), ("spec", "accessModes"), "k8s-pvc")
     yield from labels.check_selector(spec.get("selector"), ("spec", "selector"), "k8s-pvc")
     requests = (spec.get("resources") or {}).get("requests") or {}
     if "storage" not in requests:
@@ -439,7 +439,7 @@ def check_persistent_volume(obj: dict[str, Any]) -> Iterator[Finding]:
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
-    yield from _access_modes(spec.get("accessModes"), ("spec", "accessModes"), "k8s-pv")
+    yield from access_modes(spec.get("accessModes"), ("spec", "accessModes"), "k8s-pv")
     yield from _volume_mode(spec, "k8s-pv")
     capacity = spec.get("capacity") or {}
     if not capacity:

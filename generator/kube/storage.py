@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from generator.kube import names
+from generator.kube import core, names
 from generator.kube.findings import Finding, error_at, unsupported
 from generator.problems import Severity
 from generator.schema_messages import shown
@@ -117,12 +117,44 @@ def check_volume_attachment(obj: dict[str, Any]) -> Iterator[Finding]:
             yield error_at(
                 ("spec", "source", "persistentVolumeName"), "k8s-volume-attachment", f"{shown(pv_name)}: {err}"
             )
-        elif isinstance(inline, dict) and not isinstance(inline.get("csi"), dict):
-            yield error_at(
-                ("spec", "source", "inlineVolumeSpec"),
-                "k8s-volume-attachment",
-                "an inline volume to attach must be a CSI volume (csi)",
-            )
+        elif isinstance(inline, dict):
+            yield from _inline_volume_spec(inline, ("spec", "source", "inlineVolumeSpec"))
     node = spec.get("nodeName")
     if isinstance(node, str) and (err := names.dns1123_subdomain(node)):
         yield error_at(("spec", "nodeName"), "k8s-volume-attachment", f"nodeName {shown(node)}: {err}")
+
+
+# ValidatePersistentVolumeSpec with validateInlinePersistentVolumeSpec: what an inline volume may
+# not carry, since the PersistentVolume it stands for is never created
+_NOT_INLINE = ("claimRef", "capacity", "nodeAffinity", "storageClassName")
+
+
+def _inline_volume_spec(spec: dict[str, Any], at: tuple[str | int, ...]) -> Iterator[Finding]:
+    """An inline volume spec (CSI migration): a CSI volume with access modes, no claim,
+    capacity, node affinity or class, a Retain reclaim policy and a Filesystem volume mode if any."""
+    yield from core.access_modes(spec.get("accessModes"), (*at, "accessModes"), "k8s-volume-attachment")
+    if not isinstance(spec.get("csi"), dict):
+        yield error_at(
+            (*at, "csi"), "k8s-volume-attachment", "Required value: an inline volume to attach is a CSI volume"
+        )
+    for field in _NOT_INLINE:
+        if spec.get(field):
+            yield error_at(
+                (*at, field),
+                "k8s-volume-attachment",
+                "Forbidden: may not be specified in the context of inline volumes",
+            )
+    policy = spec.get("persistentVolumeReclaimPolicy")
+    if policy and policy != "Retain":
+        yield error_at(
+            (*at, "persistentVolumeReclaimPolicy"),
+            "k8s-volume-attachment",
+            "Forbidden: may only be Retain in the context of inline volumes",
+        )
+    mode = spec.get("volumeMode")
+    if mode is not None and mode != "Filesystem":
+        yield error_at(
+            (*at, "volumeMode"),
+            "k8s-volume-attachment",
+            "Forbidden: may not specify volumeMode other than Filesystem in the context of inline volumes",
+        )
