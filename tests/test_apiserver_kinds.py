@@ -598,3 +598,50 @@ def test_a_data_source_kube_apiserver_drops_is_a_warning(
     kept = {key: value for key, value in source.items() if key != "namespace"}
     run = gen("validate", _write(tmp_path, _set(PVC, ("spec", "dataSourceRef"), kept)))
     assert run.code == 0 and "k8s-pvc" not in run.out, run.out
+
+
+CSI_DRIVER = {
+    "apiVersion": "storage.k8s.io/v1",
+    "kind": "CSIDriver",
+    "metadata": {"name": "csi.example.com"},
+    "spec": {"attachRequired": True, "tokenRequests": [{"audience": "vault", "expirationSeconds": 3600}]},
+}
+CSI_NODE = {
+    "apiVersion": "storage.k8s.io/v1",
+    "kind": "CSINode",
+    "metadata": {"name": "node1"},
+    "spec": {
+        "drivers": [{"name": "csi.example.com", "nodeID": "node1", "topologyKeys": ["topology.kubernetes.io/zone"]}]
+    },
+}
+VOLUME_ATTRIBUTES_CLASS = {
+    "apiVersion": "storage.k8s.io/v1",
+    "kind": "VolumeAttributesClass",
+    "metadata": {"name": "gold"},
+    "driverName": "csi.example.com",
+    "parameters": {"iops": "3000"},
+}
+CSI_CASES = [
+    (
+        "csi-driver-short-token",
+        CSI_DRIVER,
+        (("spec", "tokenRequests", 0, "expirationSeconds"), 60),
+        "k8s-csi-driver",
+        "less than 10 minutes",
+    ),
+    ("csi-node-empty-node-id", CSI_NODE, (("spec", "drivers", 0, "nodeID"), ""), "k8s-csi-node", "Required value"),
+    (
+        "volume-attributes-class-without-parameters",
+        VOLUME_ATTRIBUTES_CLASS,
+        (("parameters",), None),
+        "k8s-volume-attributes-class",
+        "at least one key/value pair",
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "good", "change", "rule", "words"), CSI_CASES, ids=[c[0] for c in CSI_CASES])
+def test_csi_and_volume_attributes_rules(
+    gen, tmp_path: Path, case: str, good: dict, change: tuple, rule: str, words: str
+) -> None:
+    test_rule_fails_and_passes(gen, tmp_path, case, good, change, rule, words)
