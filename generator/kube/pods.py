@@ -12,6 +12,7 @@ from typing import Any
 
 from generator.kube import apps, names
 from generator.kube import labels as labels_
+from generator.kube import volumes as volumes_
 from generator.kube.findings import Finding, Path, error_at, unsupported, warning_at
 from generator.kube.objectmeta import check_metadata
 from generator.kube.quantity import parse_quantity
@@ -308,7 +309,7 @@ def check_pod_spec(spec: Any, path: Path, owner: str, claims: Iterable[str] = ()
     yield from check_topology_spread(spec.get("topologySpreadConstraints"), (*path, "topologySpreadConstraints"))
     yield from check_pod_resources(spec, path)
     yield from check_host_ports(spec, path)
-    yield from check_volumes(spec.get("volumes"), (*path, "volumes"))
+    yield from volumes_.check_volumes(spec.get("volumes"), (*path, "volumes"))
     yield from _check_run_as_root(spec, path)
 
 
@@ -656,21 +657,6 @@ def check_host_ports(spec: dict[str, Any], path: Path) -> Iterator[Finding]:
                 seen.add(key)
 
 
-def check_volumes(volumes: Any, path: Path) -> Iterator[Finding]:
-    seen: set[str] = set()
-    for i, volume in enumerate(volumes or []):
-        name = str((volume or {}).get("name", "")) if isinstance(volume, dict) else ""
-        sources = [key for key in volume or {} if key != "name"] if isinstance(volume, dict) else []
-        if len(sources) != 1:  # validateVolumeSource
-            message = "must specify a volume type" if not sources else "may not specify more than 1 volume type"
-            yield error_at((*path, i), "k8s-volume", message, f"found: {', '.join(sources)}" if sources else "")
-        if err := names.dns1123_label(name):
-            yield error_at((*path, i, "name"), "k8s-name", f"volume name {name!r} {err}")
-        elif name in seen:
-            yield error_at((*path, i, "name"), "k8s-name", f"Duplicate value: volume {name!r}")
-        seen.add(name)
-
-
 _TEMPLATE_OWNERS = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job"}
 
 
@@ -688,6 +674,7 @@ def check_workload(obj: dict[str, Any]) -> Iterator[Finding]:
     if kind == "Pod":
         yield from check_pod_template_annotations(obj.get("metadata"), ("metadata",), "Pod")
         yield from check_pod_spec(obj.get("spec"), ("spec",), "Pod")
+        yield from volumes_.check_pod_volumes(obj)
         return
     spec = obj.get("spec") or {}
     if kind == "CronJob":

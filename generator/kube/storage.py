@@ -88,14 +88,6 @@ def _allowed_topologies(terms: Any) -> Iterator[Finding]:
         seen.append(expressions)
 
 
-def csi_driver_name_error(name: str) -> str | None:
-    """ValidateCSIDriverName: a DNS subdomain (compared lower-cased) of at most 63 characters."""
-    err = "Required value" if not name else names.dns1123_subdomain(name.lower())
-    if err is None and len(name) > 63:
-        err = "must be no more than 63 characters"
-    return err
-
-
 def check_volume_attachment(obj: dict[str, Any]) -> Iterator[Finding]:
     """validateVolumeAttachmentSpec and ValidateVolumeAttachmentV1: a CSI driver name, one
     source (a PersistentVolume's name, or an inline CSI spec), a node name."""
@@ -103,7 +95,7 @@ def check_volume_attachment(obj: dict[str, Any]) -> Iterator[Finding]:
     if not isinstance(spec, dict):
         return
     attacher = spec.get("attacher")
-    if isinstance(attacher, str) and (err := csi_driver_name_error(attacher)):
+    if isinstance(attacher, str) and (err := names.csi_driver_name(attacher)):
         yield error_at(("spec", "attacher"), "k8s-volume-attachment", f"attacher {shown(attacher)}: {err}")
     source = spec.get("source")
     if isinstance(source, dict):
@@ -228,7 +220,7 @@ def check_csi_node(obj: dict[str, Any]) -> Iterator[Finding]:
         if not isinstance(driver, dict):
             continue
         at, name = ("spec", "drivers", i), str(driver.get("name") or "")
-        if err := csi_driver_name_error(name):
+        if err := names.csi_driver_name(name):
             yield error_at((*at, "name"), "k8s-csi-node", f"name {shown(name)}: {err}")
         if name in names_seen:
             yield error_at((*at, "name"), "k8s-csi-node", f"Duplicate value: {shown(name)}")
