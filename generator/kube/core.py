@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from generator.kube import labels, names, pods
+from generator.kube import labels, names, pods, volumes
 from generator.kube.findings import Finding, unsupported, warning_at
 from generator.kube.quantity import parse_quantity
 from generator.problems import Severity
@@ -463,15 +463,12 @@ def check_persistent_volume(obj: dict[str, Any]) -> Iterator[Finding]:
     if policy is not None and policy not in _RECLAIM_POLICIES:
         yield unsupported(("spec", "persistentVolumeReclaimPolicy"), "k8s-pv", policy, _RECLAIM_POLICIES)
     host_path = (spec.get("hostPath") or {}).get("path") if isinstance(spec.get("hostPath"), dict) else None
-    if isinstance(host_path, str):
-        if ".." in host_path.split("/"):
-            yield _pv_error(("spec", "hostPath", "path"), "must not contain '..'")
-        if policy == "Recycle" and posixpath.normpath(host_path) in ("/", "//"):
-            yield _pv_error(
-                ("spec", "persistentVolumeReclaimPolicy"),
-                "Forbidden: may not be 'recycle' for a hostPath mount of '/'",
-                "recycling scrubs the volume: here, the node's root file system",
-            )
+    if isinstance(host_path, str) and policy == "Recycle" and posixpath.normpath(host_path) in ("/", "//"):
+        yield _pv_error(
+            ("spec", "persistentVolumeReclaimPolicy"),
+            "Forbidden: may not be 'recycle' for a hostPath mount of '/'",
+            "recycling scrubs the volume: here, the node's root file system",
+        )
     yield from _class_names(spec, "k8s-pv")
     if spec.get("volumeAttributesClassName") is not None:
         if not spec["volumeAttributesClassName"]:
@@ -491,27 +488,9 @@ def check_persistent_volume(obj: dict[str, Any]) -> Iterator[Finding]:
                 yield from pods.check_node_selector_requirement(expr, where, True)
 
 
-# The sources a PersistentVolume has and a Pod has not (validate*PersistentVolumeSource,
-# validateAzureFilePV, validateLocalVolumeSource): the fields each needs, before its own rules
-_PV_SOURCE_REQUIRED = {
-    "glusterfs": ("endpoints", "path"),
-    "rbd": ("monitors", "image"),
-    "cephfs": ("monitors",),
-    "iscsi": ("targetPortal", "iqn"),
-    "cinder": ("volumeID",),
-    "flexVolume": ("driver",),
-    "azureFile": ("secretName", "shareName"),
-    "scaleIO": ("gateway", "system", "volumeName"),
-    "local": ("path",),
-    "storageos": ("volumeName",),
-    "csi": ("volumeHandle",),
-}
-# iscsiInitiatorIqnRegex and its siblings, searched as Go's MatchString does (the first is unanchored)
-_ISCSI_NAMES = {
-    "iqn": re.compile(r"iqn\.\d{4}-\d{2}\.([A-Za-z0-9\-.]+)(:[^,;*&$|\s]+)\Z"),
-    "eui": re.compile(r"^eui.[A-Za-z0-9]{16}\Z"),
-    "naa": re.compile(r"^naa.[A-Za-z0-9]{32}\Z"),
-}
+# A PersistentVolume's own source types (validate*PersistentVolumeSource, validateAzureFilePV,
+# validateLocalVolumeSource) where they differ from a Pod volume's: the fields they need beyond it
+_PV_SOURCE_REQUIRED = {"cinder": ("volumeID",), "local": ("path",), "csi": ("volumeHandle",)}
 _CSI_SECRET_REFS = (
     "controllerPublishSecretRef",
     "controllerExpandSecretRef",
@@ -521,14 +500,26 @@ _CSI_SECRET_REFS = (
 
 
 def _pv_source(kind: str, source: dict[str, Any], pv_name: str) -> Iterator[Finding]:
-    """The rules of the source types only a PersistentVolume has; the ones it shares with a Pod
-    (hostPath, nfs, fc, ...) are the Pod's volume rules."""
+    """A source as validate*PersistentVolumeSource judges it: the rules of the Pod volume of
+    the same type (volumes.check_source), and what the PersistentVolume's own type adds. A
+    Cinder or CSI source is a type of its own: its secrets carry a namespace."""
     at = ("spec", kind)
+    if kind not in ("cinder", "csi"):
+        yield from volumes.check_source(kind, source, at)
     for field in _PV_SOURCE_REQUIRED.get(kind, ()):
         if not source.get(field):
             yield _pv_error((*at, field), f"Required value: the {kind} volume needs {field}")
     if kind == "iscsi":
-        yield from _iscsi(source, at, pv_name)
+        portal = str(source.get("targetPortal") or "")
+        if source.get("initiatorName") is not None and len(f"{pv_name}:{portal}") > 64:
+            yield _pv_error(
+                (*at, "targetPortal"),
+                "Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters "
+                "if iscsi.initiatorName is specified.",
+            )
+        ref = source.get("secretRef")
+        if isinstance(ref, dict) and not ref.get("name"):
+            yield _pv_error((*at, "secretRef", "name"), "Required value: a secret reference needs name")
     elif kind == "glusterfs" and source.get("endpointsNamespace") is not None:
         namespace = str(source["endpointsNamespace"])
         err = (
@@ -538,28 +529,23 @@ def _pv_source(kind: str, source: dict[str, Any], pv_name: str) -> Iterator[Find
         )
         if err:
             yield _pv_error((*at, "endpointsNamespace"), f"{shown(namespace)}: {err}")
-    elif kind == "flexVolume":
-        for key in source.get("options") or {} if isinstance(source.get("options"), dict) else ():
-            domain = "." + str(key).split("/", 1)[0].lower()
-            if domain.endswith((".kubernetes.io", ".k8s.io")):
-                yield _pv_error(
-                    (*at, "options", key), f"{shown(key)}: kubernetes.io and k8s.io namespaces are reserved"
-                )
     elif kind == "azureFile" and source.get("secretNamespace") == "":
         yield _pv_error((*at, "secretNamespace"), "Required value: an empty secretNamespace is refused (leave it out)")
     elif kind == "local" and ".." in str(source.get("path") or "").split("/"):
         yield _pv_error((*at, "path"), "must not contain '..'")
     elif kind == "storageos":
-        for field in ("volumeName", "volumeNamespace"):
-            value = source.get(field)
-            if isinstance(value, str) and value and (err := names.dns1123_label(value)):
-                yield _pv_error((*at, field), f"{shown(value)}: {err}")
+        ref = source.get("secretRef")
+        if isinstance(ref, dict) and not ref.get("namespace"):
+            yield _pv_error((*at, "secretRef", "namespace"), "Required value: a secret reference needs namespace")
+    elif kind == "cinder" and isinstance(source.get("secretRef"), dict):
+        yield from _pv_secret_reference(source["secretRef"], (*at, "secretRef"), dns_checked=False)
     elif kind == "csi":
+        driver = source.get("driver")
+        if isinstance(driver, str) and (err := names.csi_driver_name(driver)):
+            yield _pv_error((*at, "driver"), f"driver {shown(driver)}: {err}")
         for ref in _CSI_SECRET_REFS:
             if isinstance(source.get(ref), dict):
                 yield from _pv_secret_reference(source[ref], (*at, ref), dns_checked=True)
-    if kind in ("cinder", "storageos") and isinstance(source.get("secretRef"), dict):
-        yield from _pv_secret_reference(source["secretRef"], (*at, "secretRef"), dns_checked=False)
 
 
 def _pv_secret_reference(ref: dict[str, Any], at: tuple[str | int, ...], dns_checked: bool) -> Iterator[Finding]:
@@ -571,38 +557,6 @@ def _pv_secret_reference(ref: dict[str, Any], at: tuple[str | int, ...], dns_che
             yield _pv_error((*at, field), f"Required value: a secret reference needs {field}")
         elif dns_checked and (err := check(str(value))):
             yield _pv_error((*at, field), f"{shown(value)}: {err}")
-
-
-def _iscsi(source: dict[str, Any], at: tuple[str | int, ...], pv_name: str) -> Iterator[Finding]:
-    """validateISCSIPersistentVolumeSource: an IQN, EUI or NAA target and initiator name, a LUN
-    of 0-255, a secret for CHAP, and `<volume name>:<targetPortal>` under 64 characters when an
-    initiator name is set."""
-    portal, initiator = str(source.get("targetPortal") or ""), source.get("initiatorName")
-    if initiator is not None and len(f"{pv_name}:{portal}") > 64:
-        yield _pv_error(
-            (*at, "targetPortal"),
-            "Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters "
-            "if iscsi.initiatorName is specified.",
-        )
-    for field in ("iqn", "initiatorName"):
-        value = source.get(field)
-        if isinstance(value, str) and value and (err := _iscsi_name_error(value)):
-            yield _pv_error((*at, field), f"{shown(value)}: {err}")
-    lun = source.get("lun")
-    if isinstance(lun, int) and not 0 <= lun <= 255:
-        yield _pv_error((*at, "lun"), "must be between 0 and 255, inclusive")
-    if (source.get("chapAuthDiscovery") or source.get("chapAuthSession")) and source.get("secretRef") is None:
-        yield _pv_error((*at, "secretRef"), "Required value: CHAP authentication needs secretRef")
-    ref = source.get("secretRef")
-    if isinstance(ref, dict) and not ref.get("name"):
-        yield _pv_error((*at, "secretRef", "name"), "Required value: a secret reference needs name")
-
-
-def _iscsi_name_error(name: str) -> str | None:
-    kind = name[:3]
-    if kind not in _ISCSI_NAMES:
-        return "must be valid format (starting with iqn, eui or naa)"
-    return None if _ISCSI_NAMES[kind].search(name) else f"must be valid format (an {kind} name)"
 
 
 def _pv_error(path: tuple[str | int, ...], message: str, hint: str = "") -> Finding:

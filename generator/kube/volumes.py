@@ -573,9 +573,6 @@ def _source(volume: dict[str, Any], path: Path) -> Iterator[Finding]:
         limit = parse_quantity(source.get("sizeLimit"))
         if limit is not None and limit < 0:
             yield _error((*at, "sizeLimit"), "SizeLimit field must be a valid resource quantity")
-    for key in _REQUIRED.get(kind, ()):
-        if not source.get(key):
-            yield _error((*at, key), "Required value")
     if kind == "iscsi" and source.get("initiatorName") is not None:
         name = str(volume.get("name") or "")
         if len(f"{name}:{source.get('targetPortal') or ''}") > 64:
@@ -583,8 +580,17 @@ def _source(volume: dict[str, Any], path: Path) -> Iterator[Finding]:
                 (*path, "name"),
                 "Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters if iscsi.initiatorName is specified.",
             )
+    yield from check_source(kind, source, at)
+
+
+def check_source(kind: str, source: dict[str, Any], path: Path) -> Iterator[Finding]:
+    """One source's own rules: the fields it needs, then its validator. A PersistentVolume's
+    sources of the types a Pod's volumes have too are judged by these (core.py)."""
+    for key in _REQUIRED.get(kind, ()):
+        if not source.get(key):
+            yield _error((*path, key), "Required value")
     if validate := _VALIDATORS.get(kind):
-        yield from validate(source, at)
+        yield from validate(source, path)
 
 
 def check_volumes(volumes: Any, path: Path) -> Iterator[Finding]:
