@@ -8,7 +8,7 @@ import posixpath
 from collections.abc import Iterator
 from typing import Any
 
-from generator.kube import labels, names, objectmeta, pods
+from generator.kube import claims, containers, labels, names, objectmeta, pods, volumes
 from generator.kube.findings import Finding, unsupported
 from generator.kube.quantity import parse_quantity
 from generator.problems import Severity
@@ -254,87 +254,6 @@ def _service_traffic_policies(spec: dict[str, Any], kind: str) -> Iterator[Findi
             yield _error(("spec", "healthCheckNodePort"), "must be between 0 and 65535, inclusive")
 
 
-_ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod")
-
-
-def _access_modes(modes: Any, path: tuple[str | int, ...], rule: str) -> Iterator[Finding]:
-    """ValidatePersistentVolumeSpec / ValidatePersistentVolumeClaimSpec: at least one known access
-    mode, ReadWriteOncePod alone."""
-    modes = modes or []
-    if not modes:
-        yield Finding(path, rule, Severity.ERROR, "Required value: at least 1 access mode is required")
-    for i, mode in enumerate(modes):
-        if mode not in _ACCESS_MODES:
-            yield unsupported((*path, i), rule, mode, _ACCESS_MODES)
-    if "ReadWriteOncePod" in modes and len(modes) > 1:
-        yield Finding(path, rule, Severity.ERROR, "may not use ReadWriteOncePod with other access modes")
-
-
-def _class_names(spec: dict[str, Any], rule: str) -> Iterator[Finding]:
-    """ValidateClassName on a volume's storage and attributes classes (empty means none)."""
-    for field in ("storageClassName", "volumeAttributesClassName"):
-        value = spec.get(field)
-        if isinstance(value, str) and value and (err := names.dns1123_subdomain(value)):
-            yield Finding(("spec", field), rule, Severity.ERROR, f"{shown(value)}: {err}")
-
-
-def _volume_mode(spec: dict[str, Any], rule: str) -> Iterator[Finding]:
-    mode = spec.get("volumeMode")
-    if mode is not None and mode not in ("Filesystem", "Block"):
-        yield unsupported(("spec", "volumeMode"), rule, mode, ("Filesystem", "Block"))
-
-
-def check_persistent_volume_claim(obj: dict[str, Any]) -> Iterator[Finding]:
-    """ValidatePersistentVolumeClaimSpec: access modes; a storage request above zero; a valid
-    selector; class names as DNS subdomains; data sources that name a kind and an object, an
-    API group as a DNS subdomain, and dataSource and dataSourceRef alike when both are set."""
-    spec = obj.get("spec")
-    if not isinstance(spec, dict):
-        return
-    yield from _access_modes(spec.get("accessModes"), ("spec", "accessModes"), "k8s-pvc")
-    yield from labels.check_selector(spec.get("selector"), ("spec", "selector"), "k8s-pvc")
-    requests = (spec.get("resources") or {}).get("requests") or {}
-    if "storage" not in requests:
-        yield Finding(
-            ("spec", "resources"),
-            "k8s-pvc",
-            Severity.ERROR,
-            "Required value: resources.requests.storage: a claim must say how much storage it needs",
-        )
-    elif (amount := parse_quantity(requests["storage"])) is not None and amount <= 0:
-        yield Finding(
-            ("spec", "resources", "requests", "storage"), "k8s-pvc", Severity.ERROR, "must be greater than zero"
-        )
-    yield from _volume_mode(spec, "k8s-pvc")
-    yield from _class_names(spec, "k8s-pvc")
-    for field in ("dataSource", "dataSourceRef"):
-        yield from _data_source(spec.get(field), ("spec", field))
-    source, ref = spec.get("dataSource"), spec.get("dataSourceRef")
-    if isinstance(source, dict) and isinstance(ref, dict):
-        keys = ("apiGroup", "kind", "name")
-        if [source.get(k) or "" for k in keys] != [ref.get(k) or "" for k in keys] or ref.get("namespace"):
-            yield Finding(
-                ("spec", "dataSource"),
-                "k8s-pvc",
-                Severity.ERROR,
-                "must match dataSourceRef",
-                "set one of them: kube-apiserver copies dataSource into dataSourceRef",
-            )
-
-
-def _data_source(source: Any, path: tuple[str | int, ...]) -> Iterator[Finding]:
-    """validateDataSource / validateDataSourceRef: a kind and a name; an API group, if any, a DNS
-    subdomain."""
-    if not isinstance(source, dict):
-        return
-    for key in ("kind", "name"):
-        if not source.get(key):
-            yield Finding((*path, key), "k8s-pvc", Severity.ERROR, f"Required value: a data source names its {key}")
-    group = source.get("apiGroup")
-    if isinstance(group, str) and group and (err := names.dns1123_subdomain(group)):
-        yield Finding((*path, "apiGroup"), "k8s-pvc", Severity.ERROR, f"apiGroup {shown(group)}: {err}")
-
-
 # PersistentVolumeSpec's own fields; every other key of the spec is a volume source
 _PV_FIELDS = frozenset(
     {
@@ -352,44 +271,77 @@ _PV_FIELDS = frozenset(
 _RECLAIM_POLICIES = ("Retain", "Delete", "Recycle")
 
 
+# ValidatePersistentVolumeSpec's order of volume sources: a source after the first is refused
+# at its own field, except flexVolume, which is counted but never refused
+_PV_SOURCE_ORDER = (
+    "hostPath",
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "glusterfs",
+    "flocker",
+    "nfs",
+    "rbd",
+    "quobyte",
+    "cephfs",
+    "iscsi",
+    "cinder",
+    "fc",
+    "flexVolume",
+    "azureFile",
+    "vsphereVolume",
+    "photonPersistentDisk",
+    "portworxVolume",
+    "azureDisk",
+    "scaleIO",
+    "local",
+    "storageos",
+    "csi",
+)
+
+
 def check_persistent_volume(obj: dict[str, Any]) -> Iterator[Finding]:
     """ValidatePersistentVolumeSpec (not inline): access modes; a capacity of storage only,
-    above zero; exactly one volume source; a known reclaim policy, Recycle never on a hostPath
-    of `/`; a hostPath without `..`; class names as DNS subdomains, a volume attributes class
-    only on a CSI volume; node affinity with required terms."""
+    above zero; exactly one volume source, valid as a PersistentVolume's own source types are
+    (_pv_source); a known reclaim policy, Recycle never on a hostPath of `/`; a hostPath
+    without `..`; class names as DNS subdomains, a volume attributes class only on a CSI
+    volume; node affinity with required terms, which a local volume needs."""
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
-    yield from _access_modes(spec.get("accessModes"), ("spec", "accessModes"), "k8s-pv")
-    yield from _volume_mode(spec, "k8s-pv")
+    yield from claims.access_modes(spec.get("accessModes"), ("spec", "accessModes"), "k8s-pv")
+    yield from claims.volume_mode(spec, "k8s-pv")
     capacity = spec.get("capacity") or {}
-    if set(capacity) != {"storage"}:
-        yield unsupported(("spec", "capacity"), "k8s-pv", ", ".join(map(str, capacity)) or None, ("storage",))
+    if not capacity:
+        yield _pv_error(("spec", "capacity"), "Required value: a volume states its capacity (storage)")
+    elif set(capacity) != {"storage"}:
+        yield unsupported(("spec", "capacity"), "k8s-pv", ", ".join(map(str, capacity)), ("storage",))
     for name, raw in capacity.items():
         amount = parse_quantity(raw)
         if amount is None or amount <= 0:
             yield _pv_error(("spec", "capacity", name), f"{shown(raw)}: must be greater than zero")
-    sources = sorted(key for key in spec if key not in _PV_FIELDS)
-    if len(sources) != 1:
-        yield _pv_error(
-            ("spec",),
-            "must specify a volume type"
-            if not sources
-            else f"may not specify more than 1 volume type: {', '.join(sources)}",
-        )
+    sources = [key for key in _PV_SOURCE_ORDER if spec.get(key) is not None]
+    if not sources:
+        yield _pv_error(("spec",), "Required value: must specify a volume type")
+    for key in sources[1:]:
+        if key != "flexVolume":
+            yield _pv_error(("spec", key), f"may not specify more than 1 volume type ({sources[0]} is one)")
+    for key in dict.fromkeys([*sources[:1], *(["flexVolume"] if "flexVolume" in sources else [])]):
+        if isinstance(spec[key], dict):
+            yield from _pv_source(key, spec[key], str((obj.get("metadata") or {}).get("name") or ""))
+    if spec.get("local") is not None and "local" in sources[:1] and spec.get("nodeAffinity") is None:
+        yield _pv_error(("spec", "local"), "Required value: a local volume requires nodeAffinity")
     policy = spec.get("persistentVolumeReclaimPolicy")
     if policy is not None and policy not in _RECLAIM_POLICIES:
         yield unsupported(("spec", "persistentVolumeReclaimPolicy"), "k8s-pv", policy, _RECLAIM_POLICIES)
     host_path = (spec.get("hostPath") or {}).get("path") if isinstance(spec.get("hostPath"), dict) else None
-    if isinstance(host_path, str):
-        if ".." in host_path.split("/"):
-            yield _pv_error(("spec", "hostPath", "path"), "must not contain '..'")
-        if policy == "Recycle" and posixpath.normpath(host_path) in ("/", "//"):
-            yield _pv_error(
-                ("spec", "hostPath", "path"), "may not be '/' when persistentVolumeReclaimPolicy is 'Recycle'"
-            )
-    yield from _class_names(spec, "k8s-pv")
-    if "volumeAttributesClassName" in spec:
+    if isinstance(host_path, str) and policy == "Recycle" and posixpath.normpath(host_path) in ("/", "//"):
+        yield _pv_error(
+            ("spec", "persistentVolumeReclaimPolicy"),
+            "Forbidden: may not be 'recycle' for a hostPath mount of '/'",
+            "recycling scrubs the volume: here, the node's root file system",
+        )
+    yield from claims.class_names(spec, "k8s-pv")
+    if spec.get("volumeAttributesClassName") is not None:
         if not spec["volumeAttributesClassName"]:
             yield _pv_error(("spec", "volumeAttributesClassName"), "an empty string is disallowed")
         if not isinstance(spec.get("csi"), dict):
@@ -407,8 +359,79 @@ def check_persistent_volume(obj: dict[str, Any]) -> Iterator[Finding]:
                 yield from pods.check_node_selector_requirement(expr, where, True)
 
 
-def _pv_error(path: tuple[str | int, ...], message: str) -> Finding:
-    return Finding(path, "k8s-pv", Severity.ERROR, message)
+# A PersistentVolume's own source types (validate*PersistentVolumeSource, validateAzureFilePV,
+# validateLocalVolumeSource) where they differ from a Pod volume's: the fields they need beyond it
+_PV_SOURCE_REQUIRED = {"cinder": ("volumeID",), "local": ("path",), "csi": ("volumeHandle",)}
+_CSI_SECRET_REFS = (
+    "controllerPublishSecretRef",
+    "controllerExpandSecretRef",
+    "nodePublishSecretRef",
+    "nodeExpandSecretRef",
+)
+
+
+def _pv_source(kind: str, source: dict[str, Any], pv_name: str) -> Iterator[Finding]:
+    """A source as validate*PersistentVolumeSource judges it: the rules of the Pod volume of
+    the same type (volumes.check_source), and what the PersistentVolume's own type adds. A
+    Cinder or CSI source is a type of its own: its secrets carry a namespace."""
+    at = ("spec", kind)
+    if kind not in ("cinder", "csi"):
+        yield from volumes.check_source(kind, source, at)
+    for field in _PV_SOURCE_REQUIRED.get(kind, ()):
+        if not source.get(field):
+            yield _pv_error((*at, field), f"Required value: the {kind} volume needs {field}")
+    if kind == "iscsi":
+        portal = str(source.get("targetPortal") or "")
+        if source.get("initiatorName") is not None and len(f"{pv_name}:{portal}") > 64:
+            yield _pv_error(
+                (*at, "targetPortal"),
+                "Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters "
+                "if iscsi.initiatorName is specified.",
+            )
+        ref = source.get("secretRef")
+        if isinstance(ref, dict) and not ref.get("name"):
+            yield _pv_error((*at, "secretRef", "name"), "Required value: a secret reference needs name")
+    elif kind == "glusterfs" and source.get("endpointsNamespace") is not None:
+        namespace = str(source["endpointsNamespace"])
+        err = (
+            names.dns1123_label(namespace)
+            if namespace
+            else "if the endpointnamespace is set, it must be a valid namespace name"
+        )
+        if err:
+            yield _pv_error((*at, "endpointsNamespace"), f"{shown(namespace)}: {err}")
+    elif kind == "azureFile" and source.get("secretNamespace") == "":
+        yield _pv_error((*at, "secretNamespace"), "Required value: an empty secretNamespace is refused (leave it out)")
+    elif kind == "local" and ".." in str(source.get("path") or "").split("/"):
+        yield _pv_error((*at, "path"), "must not contain '..'")
+    elif kind == "storageos":
+        ref = source.get("secretRef")
+        if isinstance(ref, dict) and not ref.get("namespace"):
+            yield _pv_error((*at, "secretRef", "namespace"), "Required value: a secret reference needs namespace")
+    elif kind == "cinder" and isinstance(source.get("secretRef"), dict):
+        yield from _pv_secret_reference(source["secretRef"], (*at, "secretRef"), dns_checked=False)
+    elif kind == "csi":
+        driver = source.get("driver")
+        if isinstance(driver, str) and (err := names.csi_driver_name(driver)):
+            yield _pv_error((*at, "driver"), f"driver {shown(driver)}: {err}")
+        for ref in _CSI_SECRET_REFS:
+            if isinstance(source.get(ref), dict):
+                yield from _pv_secret_reference(source[ref], (*at, ref), dns_checked=True)
+
+
+def _pv_secret_reference(ref: dict[str, Any], at: tuple[str | int, ...], dns_checked: bool) -> Iterator[Finding]:
+    """A secret a volume plugin reads: a name and a namespace, as DNS names where
+    validatePVSecretReference checks them (a CSI volume's)."""
+    for field, check in (("name", names.dns1123_subdomain), ("namespace", names.dns1123_label)):
+        value = ref.get(field)
+        if not value:
+            yield _pv_error((*at, field), f"Required value: a secret reference needs {field}")
+        elif dns_checked and (err := check(str(value))):
+            yield _pv_error((*at, field), f"{shown(value)}: {err}")
+
+
+def _pv_error(path: tuple[str | int, ...], message: str, hint: str = "") -> Finding:
+    return Finding(path, "k8s-pv", Severity.ERROR, message, hint)
 
 
 def check_config_keys(obj: dict[str, Any]) -> Iterator[Finding]:
@@ -712,8 +735,8 @@ def _is_integer_resource(name: str) -> bool:
 
 def check_resource_quota(obj: dict[str, Any]) -> Iterator[Finding]:
     """ValidateResourceQuotaSpec: resource names a quota counts, quantities not negative and
-    whole for counts; known scopes, never two that contradict; scope selector requirements
-    with known operators and values that fit them."""
+    whole for counts; scopes and scope selector requirements as _quota_scopes and
+    _quota_scope_selector judge them."""
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
@@ -734,18 +757,81 @@ def check_resource_quota(obj: dict[str, Any]) -> Iterator[Finding]:
             yield _quota_error(where, "must be greater than or equal to 0")
         elif _is_integer_resource(str(name)) and amount != amount.to_integral_value():
             yield _quota_error(where, f"{name} {shown(value)} must be an integer")
-    scopes = list(spec.get("scopes") or [])
+    hard = [str(name) for name in spec.get("hard") or {}] if isinstance(spec.get("hard"), dict) else []
+    yield from _quota_scopes(spec.get("scopes"), hard)
+    yield from _quota_scope_selector(spec.get("scopeSelector"), hard)
+
+
+# helper.IsResourceQuotaScopeValidForResource: the standard resources a scope can count
+_POD_QUOTA_RESOURCES = frozenset(
+    {"pods", "cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory"}
+)
+_SCOPE_RESOURCES = {
+    **dict.fromkeys(
+        ("Terminating", "NotTerminating", "NotBestEffort", "PriorityClass", "CrossNamespacePodAffinity"),
+        _POD_QUOTA_RESOURCES,
+    ),
+    "BestEffort": frozenset({"pods"}),
+    "VolumeAttributesClass": frozenset({"persistentvolumeclaims", "requests.storage"}),
+}
+
+
+def _scope_misfits(scope: Any, hard: list[str]) -> Iterator[str]:
+    """The standard quota resources (helper.IsStandardQuotaResourceName) a scope cannot count."""
+    allowed = _SCOPE_RESOURCES.get(scope) if isinstance(scope, str) else None
+    if allowed is None:
+        return
+    for name in sorted(hard):
+        standard = name in _QUOTA_RESOURCES or name.startswith(("hugepages-", "requests.hugepages-"))
+        if standard and name not in allowed:
+            yield name
+
+
+def _scope_misfit_error(path: tuple[str | int, ...], scope: str, misfits: list[str]) -> Finding:
+    allowed = ", ".join(sorted(_SCOPE_RESOURCES[scope]))
+    return Finding(
+        path,
+        "k8s-quota",
+        Severity.ERROR,
+        f"unsupported scope applied to resource: a {scope} quota cannot count {', '.join(misfits)}",
+        f"a {scope} quota counts only {allowed}; put the other resources in a quota of their own",
+    )
+
+
+def _conflicts(scopes: list[Any], path: tuple[str | int, ...]) -> Iterator[Finding]:
+    for one, other in _CONFLICTING_SCOPES:
+        if one in scopes and other in scopes:
+            yield _quota_error(path, f"conflicting scopes: {one} and {other} together select nothing")
+
+
+def _quota_scopes(scopes: Any, hard: list[str]) -> Iterator[Finding]:
+    """validateResourceQuotaScopes: known scopes, each able to count every standard resource
+    in hard, never two that contradict."""
+    scopes = scopes if isinstance(scopes, list) else []
     for i, scope in enumerate(scopes):
         if scope not in _QUOTA_SCOPES:
             yield unsupported(("spec", "scopes", i), "k8s-quota", scope, _QUOTA_SCOPES)
-    selector = spec.get("scopeSelector")
-    for i, req in enumerate((selector or {}).get("matchExpressions") or [] if isinstance(selector, dict) else ()):
+        elif misfits := list(_scope_misfits(scope, hard)):
+            yield _scope_misfit_error(("spec", "scopes", i), scope, misfits)
+    yield from _conflicts(scopes, ("spec", "scopes"))
+
+
+def _quota_scope_selector(selector: Any, hard: list[str]) -> Iterator[Finding]:
+    """validateScopedResourceSelectorRequirement: each requirement a known scope able to count
+    hard's standard resources, with a known operator (Exists for the Terminating, BestEffort and
+    CrossNamespacePodAffinity scopes) and values that fit it; no two scopes that contradict
+    (judged apart from spec.scopes, as kube-apiserver does)."""
+    requirements = selector.get("matchExpressions") if isinstance(selector, dict) else None
+    scopes: list[Any] = []
+    for i, req in enumerate(requirements if isinstance(requirements, list) else []):
         if not isinstance(req, dict):
             continue
         at, scope, op = ("spec", "scopeSelector", "matchExpressions", i), req.get("scopeName"), req.get("operator")
         scopes.append(scope)
         if scope not in _QUOTA_SCOPES:
             yield unsupported((*at, "scopeName"), "k8s-quota", scope, _QUOTA_SCOPES)
+        elif misfits := list(_scope_misfits(scope, hard)):
+            yield _scope_misfit_error((*at, "scopeName"), scope, misfits)
         if op not in _SCOPE_OPERATORS:
             yield unsupported((*at, "operator"), "k8s-quota", op, _SCOPE_OPERATORS)
         elif scope in _EXISTS_ONLY_SCOPES and op != "Exists":
@@ -754,9 +840,7 @@ def check_resource_quota(obj: dict[str, Any]) -> Iterator[Finding]:
             yield _quota_error((*at, "values"), f"must be at least one value when `operator` is {op}")
         elif op in ("Exists", "DoesNotExist") and req.get("values"):
             yield _quota_error((*at, "values"), f"must be no values when `operator` is {op}")
-    for one, other in _CONFLICTING_SCOPES:
-        if one in scopes and other in scopes:
-            yield _quota_error(("spec",), f"conflicting scopes: {one} and {other} together select nothing")
+    yield from _conflicts(scopes, ("spec", "scopeSelector", "matchExpressions"))
 
 
 def _quota_error(path: tuple[str | int, ...], message: str) -> Finding:
@@ -770,6 +854,8 @@ def _limit_item_defaults(item: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """SetDefaults_LimitRangeItem: a Container's default limit is its max, its default request
     the default limit, else the min; kube-apiserver validates what these make."""
     sections = {key: dict(item.get(key) or {}) for key in ("max", "min", "default", "defaultRequest")}
+    if item.get("type") == "Pod":  # ValidateLimitRange reads neither on a Pod item
+        sections["default"], sections["defaultRequest"] = {}, {}
     if item.get("type") == "Container":
         for key, value in sections["max"].items():
             sections["default"].setdefault(key, value)
@@ -780,15 +866,19 @@ def _limit_item_defaults(item: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return sections
 
 
-# (lower, upper): ValidateLimitRange's orderings, each checked per resource
+# (lower, upper, the side kube-apiserver reports): ValidateLimitRange's orderings, each checked
+# per resource; gen reports the other side when that one was filled by a default
 _LIMIT_ORDER = (
-    ("min", "max"),
-    ("min", "defaultRequest"),
-    ("defaultRequest", "max"),
-    ("min", "default"),
-    ("default", "max"),
-    ("defaultRequest", "default"),
+    ("min", "max", "min"),
+    ("min", "defaultRequest", "defaultRequest"),
+    ("defaultRequest", "max", "defaultRequest"),
+    ("defaultRequest", "default", "defaultRequest"),
+    ("min", "default", "default"),
+    ("default", "max", "default"),
 )
+_LIMIT_SECTIONS = ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio")
+# helper.IsStandardResourceName: the unprefixed names validateResourceName accepts
+_STANDARD_RESOURCES = _QUOTA_RESOURCES | {"storage"}
 
 
 def _limit_type_error(kind: Any) -> str | None:
@@ -803,6 +893,26 @@ def _limit_type_error(kind: Any) -> str | None:
     return None
 
 
+def _limit_resource_error(kind: Any, name: str) -> str | None:
+    """validateLimitRangeResourceName: validateResourceName (a qualified name; unprefixed, a
+    standard resource), and for a Pod or Container item validateContainerResourceName (unprefixed,
+    cpu, memory, ephemeral-storage or huge pages; prefixed outside kubernetes.io, an extended
+    resource)."""
+    if err := names.qualified_name(name):
+        return err
+    hugepages = name.startswith(("hugepages-", "requests.hugepages-"))
+    if "/" not in name and name not in _STANDARD_RESOURCES and not hugepages:
+        return "must be a standard resource type or fully qualified"
+    if kind not in ("Pod", "Container"):
+        return None
+    if "/" not in name and name not in containers.STANDARD_RESOURCES and not name.startswith("hugepages-"):
+        return "must be a standard resource for containers"
+    native = "/" not in name or "kubernetes.io/" in name
+    if not native and (name.startswith("requests.") or names.qualified_name("requests." + name)):
+        return "doesn't follow extended resource name standard"
+    return None
+
+
 def _overcommit_allowed(name: str) -> bool:
     """helper.IsOvercommitAllowed: native resources other than huge pages."""
     native = "/" not in name or "kubernetes.io/" in name
@@ -811,7 +921,7 @@ def _overcommit_allowed(name: str) -> bool:
 
 def check_limit_range(obj: dict[str, Any]) -> Iterator[Finding]:
     """ValidateLimitRange after SetDefaults_LimitRangeItem: a known or qualified type once per
-    range; no defaults on Pod items; a PersistentVolumeClaim item bounds storage; per
+    range; resource names as validateLimitRangeResourceName judges them; no defaults on Pod items; a PersistentVolumeClaim item bounds storage; per
     resource min <= defaultRequest <= default <= max; a max/limit ratio of at least 1 and at
     most max/min; resources that cannot overcommit default to equal request and limit."""
     seen: set[Any] = set()
@@ -824,6 +934,12 @@ def check_limit_range(obj: dict[str, Any]) -> Iterator[Finding]:
         if kind in seen:
             yield _limit_error((*at, "type"), f"Duplicate value: {shown(kind)}: one item per type")
         seen.add(kind)
+        for section in _LIMIT_SECTIONS:
+            if kind == "Pod" and section in ("default", "defaultRequest"):
+                continue  # refused whole below, its names never read
+            for name in (item.get(section) or {}) if isinstance(item.get(section), dict) else ():
+                if err := _limit_resource_error(kind, str(name)):
+                    yield _limit_error((*at, section, name), f"resource {shown(name)}: {err}")
         if kind == "Pod":
             for key in ("default", "defaultRequest"):
                 if item.get(key):
@@ -833,11 +949,12 @@ def check_limit_range(obj: dict[str, Any]) -> Iterator[Finding]:
         ):
             yield _limit_error(at, "either minimum or maximum storage value is required, but neither was provided")
         sections = _limit_item_defaults(item)
-        for low, high in _LIMIT_ORDER:
+        for low, high, reported in _LIMIT_ORDER:
             for name in sorted(set(sections[low]) & set(sections[high])):
                 lower, upper = parse_quantity(sections[low][name]), parse_quantity(sections[high][name])
                 if lower is not None and upper is not None and lower > upper:
-                    where = low if low in item and name in (item.get(low) or {}) else high
+                    other = high if reported == low else low
+                    where = reported if name in (item.get(reported) or {}) else other
                     yield _limit_error(
                         (*at, where, name),
                         f"{low} value {sections[low][name]} is greater than {high} value {sections[high][name]}"
@@ -848,7 +965,7 @@ def check_limit_range(obj: dict[str, Any]) -> Iterator[Finding]:
             limit, request = parse_quantity(sections["default"][name]), parse_quantity(sections["defaultRequest"][name])
             if not _overcommit_allowed(name) and limit is not None and request is not None and limit != request:
                 yield _limit_error(
-                    (*at, "default" if name in (item.get("default") or {}) else "defaultRequest", name),
+                    (*at, "defaultRequest" if name in (item.get("defaultRequest") or {}) else "default", name),
                     f"default value {sections['default'][name]} must equal to defaultRequest value "
                     f"{sections['defaultRequest'][name]} in {name}: it cannot be overcommitted",
                 )

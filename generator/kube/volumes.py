@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from typing import Any
 
-from generator.kube import names
+from generator.kube import claims, names
 from generator.kube.findings import Finding, Path, error_at, unsupported
 from generator.kube.objectmeta import check_metadata
 from generator.kube.quantity import parse_quantity
@@ -521,9 +521,7 @@ def _ephemeral(source: dict[str, Any], path: Path) -> Iterator[Finding]:
                 )
         kept = {"metadata": {k: meta.get(k) for k in ("labels", "annotations")}}
         yield from _under(at, check_metadata(kept))
-    from generator.kube import core  # core imports pods, which imports this module
-
-    yield from _under(at, core.check_persistent_volume_claim({"spec": template.get("spec") or {}}))
+    yield from _under(at, claims.check_persistent_volume_claim({"spec": template.get("spec") or {}}))
 
 
 def _image(source: dict[str, Any], path: Path) -> Iterator[Finding]:
@@ -573,9 +571,6 @@ def _source(volume: dict[str, Any], path: Path) -> Iterator[Finding]:
         limit = parse_quantity(source.get("sizeLimit"))
         if limit is not None and limit < 0:
             yield _error((*at, "sizeLimit"), "SizeLimit field must be a valid resource quantity")
-    for key in _REQUIRED.get(kind, ()):
-        if not source.get(key):
-            yield _error((*at, key), "Required value")
     if kind == "iscsi" and source.get("initiatorName") is not None:
         name = str(volume.get("name") or "")
         if len(f"{name}:{source.get('targetPortal') or ''}") > 64:
@@ -583,8 +578,17 @@ def _source(volume: dict[str, Any], path: Path) -> Iterator[Finding]:
                 (*path, "name"),
                 "Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters if iscsi.initiatorName is specified.",
             )
+    yield from check_source(kind, source, at)
+
+
+def check_source(kind: str, source: dict[str, Any], path: Path) -> Iterator[Finding]:
+    """One source's own rules: the fields it needs, then its validator. A PersistentVolume's
+    sources of the types a Pod's volumes have too are judged by these (core.py)."""
+    for key in _REQUIRED.get(kind, ()):
+        if not source.get(key):
+            yield _error((*path, key), "Required value")
     if validate := _VALIDATORS.get(kind):
-        yield from validate(source, at)
+        yield from validate(source, path)
 
 
 def check_volumes(volumes: Any, path: Path) -> Iterator[Finding]:
