@@ -86,11 +86,14 @@ class Manifest:
 
     @cached_property
     def kind(self) -> str:
-        return str(self.obj.get("kind", ""))
+        """The object's kind; empty when a patch left it anything but a string (its finding says so)."""
+        kind = self.obj.get("kind", "")
+        return kind if isinstance(kind, str) else ""
 
     @property
     def name(self) -> str:
-        return str(self.obj.get("metadata", {}).get("name", ""))
+        name = self.obj.get("metadata", {}).get("name", "")
+        return "" if isinstance(name, (dict, list)) else str(name)  # a patch's structure is no name
 
     @cached_property
     def namespace(self) -> str | None:
