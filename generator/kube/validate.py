@@ -101,6 +101,16 @@ def load_kubernetes_schemas(version: str) -> None:
     _k8s_fast_registry(version)
 
 
+def _kind_registry(version: str, api_version: str, kind: str) -> jsonschema_rs.Registry:
+    """The version's whole registry where it is built already (parsed before worker processes
+    fork, for many files), else the definitions of this kind alone (a few objects)."""
+    if _k8s_fast_registry.cache_info().currsize:
+        return _k8s_fast_registry(version)
+    return jsonschema_rs.Registry(
+        [(K8S_BASE + "_definitions.json", api_versions.kind_definitions(version, api_version, kind))]
+    )
+
+
 @cache
 def k8s_validator(version: str, api_version: str, kind: str) -> schemas.TwoTierValidator | None:
     """The strict schema validator of one built-in kind, compiled once; None if version serves none."""
@@ -108,7 +118,8 @@ def k8s_validator(version: str, api_version: str, kind: str) -> schemas.TwoTierV
     if schema is None:
         return None
     name = api_versions.schema_file_name(api_version, kind)
-    fast = jsonschema_rs.Draft202012Validator(schema, registry=_k8s_fast_registry(version), base_uri=K8S_BASE + name)
+    registry = _kind_registry(version, api_version, kind)
+    fast = jsonschema_rs.Draft202012Validator(schema, registry=registry, base_uri=K8S_BASE + name)
     return schemas.TwoTierValidator(fast, lambda: _reference_validator(schema, version))
 
 
