@@ -114,6 +114,56 @@ MANIFEST_RULES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
             },
         ),
     ),
+    "k8s-pod-spec": (
+        with_path(pod(), ("spec", "schedulingGates"), [{"name": "quota"}, {"name": "quota"}]),
+        with_path(pod(), ("spec", "schedulingGates"), [{"name": "quota"}]),
+    ),
+    "k8s-dns-config": (
+        with_path(pod(), ("spec", "dnsPolicy"), "None"),
+        with_path(
+            with_path(pod(), ("spec", "dnsPolicy"), "None"), ("spec", "dnsConfig"), {"nameservers": ["10.0.0.10"]}
+        ),
+    ),
+    "k8s-sysctl": (
+        with_path(pod(), ("spec", "securityContext"), {"sysctls": [{"name": "Net.Core", "value": "1"}]}),
+        with_path(pod(), ("spec", "securityContext"), {"sysctls": [{"name": "net.core.somaxconn", "value": "1024"}]}),
+    ),
+    "k8s-seccomp": (
+        with_path(pod(), ("spec", "securityContext"), {"seccompProfile": {"type": "Localhost"}}),
+        with_path(
+            pod(),
+            ("spec", "securityContext"),
+            {"seccompProfile": {"type": "Localhost", "localhostProfile": "audit.json"}},
+        ),
+    ),
+    "k8s-apparmor": (
+        with_path(
+            pod(), ("spec", "securityContext"), {"appArmorProfile": {"type": "Localhost", "localhostProfile": " p"}}
+        ),
+        with_path(
+            pod(), ("spec", "securityContext"), {"appArmorProfile": {"type": "Localhost", "localhostProfile": "p"}}
+        ),
+    ),
+    "k8s-windows": (
+        with_path(pod(), ("spec", "securityContext"), {"windowsOptions": {"runAsUserName": "DOMAIN\\us@er"}}),
+        with_path(pod(), ("spec", "securityContext"), {"windowsOptions": {"runAsUserName": "DOMAIN\\user"}}),
+    ),
+    "k8s-pod-affinity": (
+        with_path(
+            pod(),
+            ("spec", "affinity"),
+            {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": ""}]}},
+        ),
+        with_path(
+            pod(),
+            ("spec", "affinity"),
+            {
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": "kubernetes.io/hostname"}]
+                }
+            },
+        ),
+    ),
     "k8s-hpa": (hpa(minReplicas=3, maxReplicas=2), hpa(minReplicas=2, maxReplicas=2)),
     "k8s-hpa-behavior": (
         hpa(behavior={"scaleDown": {"stabilizationWindowSeconds": 3601}}),
