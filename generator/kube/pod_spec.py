@@ -118,7 +118,10 @@ def _profile_match(
             yield error_at((*path, "localhostProfile"), rule, f"{kind} profile in annotation and field must match")
 
 
-_SECCOMP_NAMES: dict[str, tuple[str, ...]] = {"Unconfined": ("unconfined",), "RuntimeDefault": ("runtime/default", "docker/default")}
+_SECCOMP_NAMES: dict[str, tuple[str, ...]] = {
+    "Unconfined": ("unconfined",),
+    "RuntimeDefault": ("runtime/default", "docker/default"),
+}
 _APPARMOR_NAMES: dict[str, tuple[str, ...]] = {"Unconfined": ("unconfined",), "RuntimeDefault": ("runtime/default",)}
 
 

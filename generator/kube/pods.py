@@ -632,7 +632,7 @@ def check_tolerations(tolerations: Any, path: Path) -> Iterator[Finding]:
 
 
 TOLERATIONS_ANNOTATION = "scheduler.alpha.kubernetes.io/tolerations"
-_TOLERATION_STRINGS = ("key", "operator", "value", "effect")
+_TOLERATION_FIELDS = {"key": str, "operator": str, "value": str, "effect": str, "tolerationseconds": int}
 
 
 def _check_pod_annotations(meta: Any, spec: Any, path: Path, spec_path: Path, is_pod: bool) -> Iterator[Finding]:
@@ -641,12 +641,8 @@ def _check_pod_annotations(meta: Any, spec: Any, path: Path, spec_path: Path, is
     annotations = meta.get("annotations") if isinstance(meta, dict) else None
     if isinstance(annotations, dict) and annotations.get(TOLERATIONS_ANNOTATION):
         where = (*path, "annotations", TOLERATIONS_ANNOTATION)
-        try:
-            tolerations = json.loads(str(annotations[TOLERATIONS_ANNOTATION]))
-            parsed = _toleration_list(tolerations)
-        except ValueError:
-            parsed = False
-        if not parsed:
+        tolerations = _decoded_tolerations(str(annotations[TOLERATIONS_ANNOTATION]))
+        if tolerations is None:
             yield error_at(
                 where,
                 "k8s-toleration",
@@ -658,19 +654,36 @@ def _check_pod_annotations(meta: Any, spec: Any, path: Path, spec_path: Path, is
     yield from pod_spec.check_pod_annotations(meta, spec, path, spec_path, is_pod)
 
 
-def _toleration_list(value: Any) -> bool:
-    """Whether JSON decodes into []v1.Toleration as Go's encoding/json does (null is none)."""
+def _decoded_tolerations(text: str) -> list[dict[str, Any]] | None:
+    """The annotation as Go's encoding/json decodes it into []v1.Toleration: field names
+    matched without regard to case (an exact match first), each of its type; None where the
+    decoding fails."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
     if value is None:
-        return True
-    return isinstance(value, list) and all(
-        item is None
-        or (
-            isinstance(item, dict)
-            and all(item.get(k) is None or isinstance(item[k], str) for k in _TOLERATION_STRINGS)
-            and (item.get("tolerationSeconds") is None or type(item["tolerationSeconds"]) is int)
-        )
-        for item in value
-    )
+        return []
+    if not isinstance(value, list):
+        return None
+    decoded: list[dict[str, Any]] = []
+    for item in value:
+        if item is None:
+            decoded.append({})
+            continue
+        if not isinstance(item, dict):
+            return None
+        fields: dict[str, Any] = {}
+        exact = ("key", "operator", "value", "effect", "tolerationSeconds")
+        for key in sorted(item, key=lambda k: k in exact):  # an exact name is read last, so it wins
+            wanted = _TOLERATION_FIELDS.get(str(key).lower())
+            if wanted is None or item[key] is None:
+                continue
+            if type(item[key]) is not wanted:
+                return None
+            fields["tolerationSeconds" if wanted is int else str(key).lower()] = item[key]
+        decoded.append(fields)
+    return decoded
 
 
 def _check_overhead(overhead: Any, path: Path) -> Iterator[Finding]:
