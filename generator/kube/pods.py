@@ -201,6 +201,8 @@ def check_affinity(affinity: Any, path: Path, merged_labels: Any = None) -> Iter
             yield error_at((*ppath, "weight"), "k8s-affinity-weight", "must be in the range 1-100")
         for e, expr in enumerate((pref.get("preference") or {}).get("matchExpressions") or []):
             yield from check_node_selector_requirement(expr, (*ppath, "preference", "matchExpressions", e), False)
+        for e, field in enumerate((pref.get("preference") or {}).get("matchFields") or []):
+            yield from _check_node_field_selector(field, (*ppath, "preference", "matchFields", e))
     for kind in ("podAffinity", "podAntiAffinity"):
         block = affinity.get(kind) or {}
         for p, term in enumerate(block.get("requiredDuringSchedulingIgnoredDuringExecution") or []):
@@ -265,12 +267,14 @@ def selected_twice(selector: Any, keys: list[str], merged_labels: Any) -> set[st
 
 
 def _check_pod_affinity_term(term: Any, path: Path, merged_labels: Any) -> Iterator[Finding]:
-    """validatePodAffinityTerm beside its selectors: namespaces are namespace names,
+    """validatePodAffinityTerm: valid selectors, namespaces that are namespace names,
     matchLabelKeys and mismatchLabelKeys label keys beside a labelSelector, never the same key
     in both or in matchLabelKeys and twice in the selector, and a topologyKey."""
     if not isinstance(term, dict):
         return
     rule = "k8s-pod-affinity"
+    for field in ("labelSelector", "namespaceSelector"):  # ValidatePodAffinityTermSelector
+        yield from labels_.check_selector(term.get(field), (*path, field), rule)
     for i, namespace in enumerate(term.get("namespaces") or []):
         if err := names.dns1123_label(str(namespace)):
             yield error_at((*path, "namespaces", i), rule, f"namespace {shown(namespace)} {err}")
