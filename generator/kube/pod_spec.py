@@ -190,11 +190,15 @@ def check_pod_create(spec: Any, path: Path) -> Iterator[Finding]:
 
 def check_spec_fields(spec: Any, path: Path, owner: str) -> Iterator[Finding]:
     """ValidatePodSpec's fields beside containers, volumes, affinity, tolerations, topology
-    spread and pod-level resources (those are pods.py's); owner: the Pod's or template's kind."""
+    spread and pod-level resources (those are pods.py's); owner: the Pod's or template's kind.
+    Each check runs only where its fields are set: most specs set none of them."""
     if not isinstance(spec, dict):
         return
-    yield from _host_namespaces(spec, path)
-    yield from _names(spec, path)
+    present = spec.keys() & _CHECKED_FIELDS
+    if present & {"hostUsers", "shareProcessNamespace"}:
+        yield from _host_namespaces(spec, path)
+    if present & {"nodeName", "hostname", "subdomain", "runtimeClassName"}:
+        yield from _names(spec, path)
     deadline = spec.get("activeDeadlineSeconds")
     if owner in ("Pod", "Job", "PodTemplate") and isinstance(deadline, int) and not 1 <= deadline <= MAX_ID:
         yield error_at((*path, "activeDeadlineSeconds"), "k8s-pod-spec", f"must be between 1 and {MAX_ID}, inclusive")
@@ -205,13 +209,39 @@ def check_spec_fields(spec: Any, path: Path, owner: str) -> Iterator[Finding]:
             "Required value",
             "PreemptLowerPriority or Never, or leave it out",
         )
-    yield from _gates(spec, path)
-    yield from _dns_config(spec, path)
-    yield from _host_aliases(spec.get("hostAliases"), (*path, "hostAliases"))
-    yield from _resource_claims(spec.get("resourceClaims"), (*path, "resourceClaims"))
-    yield from check_pod_security_context(spec, path)
+    if present & {"readinessGates", "schedulingGates"}:
+        yield from _gates(spec, path)
+    if present & {"dnsPolicy", "dnsConfig"}:
+        yield from _dns_config(spec, path)
+    if "hostAliases" in present:
+        yield from _host_aliases(spec["hostAliases"], (*path, "hostAliases"))
+    if "resourceClaims" in present:
+        yield from _resource_claims(spec["resourceClaims"], (*path, "resourceClaims"))
+    if "securityContext" in present:
+        yield from check_pod_security_context(spec, path)
     yield from _host_process(spec, path)
-    yield from _os(spec, path)
+    if "os" in present:
+        yield from _os(spec, path)
+
+
+_CHECKED_FIELDS = frozenset(
+    {
+        "hostUsers",
+        "shareProcessNamespace",
+        "nodeName",
+        "hostname",
+        "subdomain",
+        "runtimeClassName",
+        "readinessGates",
+        "schedulingGates",
+        "dnsPolicy",
+        "dnsConfig",
+        "hostAliases",
+        "resourceClaims",
+        "securityContext",
+        "os",
+    }
+)
 
 
 def _host_namespaces(spec: dict[str, Any], path: Path) -> Iterator[Finding]:
@@ -439,17 +469,28 @@ def _host_process(spec: dict[str, Any], path: Path) -> Iterator[Finding]:
     set it, all containers HostProcess or none, and HostProcess only with hostNetwork. (That the
     cluster allows privileged containers at all is kube-apiserver's --allow-privileged.)"""
     pod_value = _mapping(_mapping(spec.get("securityContext")).get("windowsOptions")).get("hostProcess")
-    count = host_process = 0
-    for container, at in containers(spec, path):
-        count += 1
-        value = _mapping(_mapping(container.get("securityContext")).get("windowsOptions")).get("hostProcess")
-        if isinstance(pod_value, bool) and isinstance(value, bool) and value != pod_value:
+    count, chosen = 0, []  # every container; those that set hostProcess, with their paths
+    for group in CONTAINER_GROUPS:
+        listed = spec.get(group)
+        for i, container in enumerate(listed if isinstance(listed, list) else ()):
+            count += 1
+            context = container.get("securityContext") if isinstance(container, dict) else None
+            if isinstance(context, dict) and isinstance(context.get("windowsOptions"), dict):
+                value = context["windowsOptions"].get("hostProcess")
+                if isinstance(value, bool):
+                    chosen.append(((*path, group, i, "securityContext", "windowsOptions", "hostProcess"), value))
+    if pod_value is None and not chosen:
+        return
+    for at, value in chosen:
+        if isinstance(pod_value, bool) and value != pod_value:
             yield error_at(
-                (*at, "securityContext", "windowsOptions", "hostProcess"),
+                at,
                 "k8s-windows",
                 f"pod hostProcess value must be identical if both are specified, was {str(pod_value).lower()}",
             )
-        host_process += value is True or (value is None and pod_value is True)
+    host_process = sum(value for _, value in chosen)
+    if pod_value is True:
+        host_process += count - len(chosen)  # the containers that inherit it
     if not host_process:
         return
     if host_process != count:
