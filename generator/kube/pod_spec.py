@@ -42,10 +42,11 @@ def _mapping(value: Any) -> dict[str, Any]:
 
 
 def local_descending_path_error(value: str) -> str | None:
-    """validateLocalDescendingPath: relative, and no '..' element."""
+    """validateLocalDescendingPath: relative, and no '..' element (kube-apiserver runs on
+    Linux, where filepath.ToSlash leaves a backslash as it is)."""
     if value.startswith("/"):
         return "must be a relative path"
-    if ".." in value.replace("\\", "/").split("/"):
+    if ".." in value.split("/"):
         return "must not contain '..'"
     return None
 

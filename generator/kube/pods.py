@@ -483,10 +483,8 @@ def _check_container_refs(c: dict[str, Any], path: Path, group: str, volumes: se
             )
         mount_paths.add(target)
         sub = mount.get("subPath")
-        if isinstance(sub, str) and (sub.startswith("/") or ".." in sub.split("/")):
-            yield error_at(
-                (*path, "volumeMounts", j, "subPath"), "k8s-volume-mount", "must be a relative path without '..'"
-            )
+        if isinstance(sub, str) and (why := pod_spec.local_descending_path_error(sub)):
+            yield error_at((*path, "volumeMounts", j, "subPath"), "k8s-volume-mount", f"subPath {shown(sub)}: {why}")
     for j, var in enumerate(c.get("env") or []):
         if not isinstance(var, dict):
             continue
