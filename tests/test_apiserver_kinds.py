@@ -206,6 +206,14 @@ ENDPOINTS = {
     "metadata": META,
     "subsets": [{"addresses": [{"ip": "10.0.0.7"}], "ports": [{"port": 9400, "protocol": "TCP"}]}],
 }
+ENDPOINT_SLICE = {
+    "apiVersion": "discovery.k8s.io/v1",
+    "kind": "EndpointSlice",
+    "metadata": {**META, "labels": {"kubernetes.io/service-name": "dcgm-exporter"}},
+    "addressType": "IPv4",
+    "endpoints": [{"addresses": ["10.0.0.7"]}],
+    "ports": [{"name": "metrics", "port": 9400, "protocol": "TCP"}],
+}
 GPU_POD = {
     "apiVersion": "v1",
     "kind": "Pod",
@@ -280,7 +288,7 @@ CASES = [
         INGRESS,
         (("spec", "rules", 0, "http", "paths", 0, "backend", "service", "port"), {"name": "http", "number": 80}),
         "k8s-ingress",
-        "exactly one of name and number",
+        "cannot set both port name & port number",
     ),
     (
         "vap-cel",
@@ -357,6 +365,20 @@ CASES = [
         (("subsets", 0, "ports"), [{"port": 80}, {"port": 443}]),
         "k8s-endpoints",
         "ports of a subset with several are named",
+    ),
+    (
+        "endpoint-slice-family",
+        ENDPOINT_SLICE,
+        (("endpoints", 0, "addresses", 0), "fd00::7"),
+        "k8s-endpoint-slice",
+        "must be a valid IPv4 address",
+    ),
+    (
+        "endpoint-slice-port-names",
+        ENDPOINT_SLICE,
+        (("ports",), [{"port": 9400}, {"port": 9401}]),
+        "k8s-endpoint-slice",
+        "Duplicate value",
     ),
     (
         "topology-spread-min-domains",

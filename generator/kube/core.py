@@ -49,7 +49,7 @@ def check_service(obj: dict[str, Any]) -> Iterator[Finding]:
     yield from _service_cluster_ips(spec, kind)
     yield from _service_ports(ports, kind)
     for i, ip in enumerate(spec.get("externalIPs") or []):
-        if why := _endpoint_ip_error(ip):
+        if why := endpoint_ip_error(ip):
             yield _error(("spec", "externalIPs", i), why)
     yield from _service_source_ranges(obj, kind)
     yield from _service_traffic_policies(spec, kind)
@@ -180,9 +180,7 @@ def _service_source_ranges(obj: dict[str, Any], kind: str) -> Iterator[Finding]:
 
 
 def _is_cidr(text: str) -> bool:
-    address, _, bits = text.partition("/")
-    ip = names.ip_sloppy(address)
-    return ip is not None and bits.isdigit() and int(bits) <= ip.max_prefixlen
+    return names.cidr_sloppy(text) is not None
 
 
 _TRAFFIC_POLICIES = ("Cluster", "Local")
@@ -516,8 +514,9 @@ def _docker_config_error(obj: dict[str, Any], key: str) -> str | None:
 _PORT_PROTOCOLS = ("TCP", "UDP", "SCTP")
 
 
-def _endpoint_ip_error(ip: Any) -> str | None:
-    """IsValidIPForLegacyField and ValidateEndpointIP: an IP, and not one no Service may route to."""
+def endpoint_ip_error(ip: Any) -> str | None:
+    """IsValidIPForLegacyField and ValidateEndpointIP (ValidateNonSpecialIP): an IP, and not one no
+    Service may route to."""
     address = names.ip_sloppy(str(ip)) if isinstance(ip, str) else None
     if address is None:
         return f"{shown(ip)} must be a valid IP address"
@@ -547,7 +546,7 @@ def check_endpoints(obj: dict[str, Any]) -> Iterator[Finding]:
             yield _endpoints_error(at, "must specify `addresses` or `notReadyAddresses`")
         for field in ("addresses", "notReadyAddresses"):
             for j, address in enumerate(subset.get(field) or []):
-                if isinstance(address, dict) and (why := _endpoint_ip_error(address.get("ip"))):
+                if isinstance(address, dict) and (why := endpoint_ip_error(address.get("ip"))):
                     yield _endpoints_error((*at, field, j, "ip"), why)
         ports = subset.get("ports") or []
         for j, port in enumerate(ports):

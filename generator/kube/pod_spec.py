@@ -41,22 +41,12 @@ def _mapping(value: Any) -> dict[str, Any]:
 # ---- annotations -------------------------------------------------------------------------
 
 
-def local_descending_path_error(value: str) -> str | None:
-    """validateLocalDescendingPath: relative, and no '..' element (kube-apiserver runs on
-    Linux, where filepath.ToSlash leaves a backslash as it is)."""
-    if value.startswith("/"):
-        return "must be a relative path"
-    if ".." in value.split("/"):
-        return "must not contain '..'"
-    return None
-
-
 def _seccomp_annotation_error(value: str) -> str | None:
     """ValidateSeccompProfile: the profiles the deprecated annotations could name."""
     if value in ("runtime/default", "docker/default", "unconfined"):
         return None
     if value.startswith(_LOCALHOST):
-        return local_descending_path_error(value.removeprefix(_LOCALHOST))
+        return next(iter(names.local_descending_path_errors(value.removeprefix(_LOCALHOST))), None)
     return "must be a valid seccomp profile"
 
 
@@ -599,8 +589,9 @@ def seccomp_profile(profile: Any, path: Path) -> Iterator[Finding]:
             yield error_at(
                 (*path, "localhostProfile"), "k8s-seccomp", "Required value: must be set when seccomp type is Localhost"
             )
-        elif why := local_descending_path_error(str(local)):
-            yield error_at((*path, "localhostProfile"), "k8s-seccomp", f"{shown(local)}: {why}")
+        else:
+            for why in names.local_descending_path_errors(str(local)):
+                yield error_at((*path, "localhostProfile"), "k8s-seccomp", f"{shown(local)}: {why}")
     elif local is not None:
         yield error_at((*path, "localhostProfile"), "k8s-seccomp", "can only be set when seccomp type is Localhost")
 

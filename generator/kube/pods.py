@@ -11,8 +11,9 @@ from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from typing import Any
 
-from generator.kube import apps, names, pod_spec
 from generator.kube import labels as labels_
+from generator.kube import names, pod_spec
+from generator.kube import volumes as volumes_
 from generator.kube.findings import Finding, Path, error_at, unsupported, warning_at
 from generator.kube.objectmeta import check_metadata
 from generator.kube.quantity import parse_quantity
@@ -410,7 +411,7 @@ def check_pod_spec(
     )
     yield from check_pod_resources(spec, path)
     yield from check_host_ports(spec, path)
-    yield from check_volumes(spec.get("volumes"), (*path, "volumes"))
+    yield from volumes_.check_volumes(spec.get("volumes"), (*path, "volumes"))
     yield from _check_run_as_root(spec, path)
     yield from pod_spec.check_spec_fields(spec, path, owner)
     yield from _check_overhead(spec.get("overhead"), (*path, "overhead"))
@@ -483,7 +484,7 @@ def _check_container_refs(c: dict[str, Any], path: Path, group: str, volumes: se
             )
         mount_paths.add(target)
         sub = mount.get("subPath")
-        if isinstance(sub, str) and (why := pod_spec.local_descending_path_error(sub)):
+        for why in names.local_descending_path_errors(sub) if isinstance(sub, str) else ():
             yield error_at((*path, "volumeMounts", j, "subPath"), "k8s-volume-mount", f"subPath {shown(sub)}: {why}")
     for j, var in enumerate(c.get("env") or []):
         if not isinstance(var, dict):
@@ -827,21 +828,6 @@ def check_host_ports(spec: dict[str, Any], path: Path) -> Iterator[Finding]:
                 seen.add(key)
 
 
-def check_volumes(volumes: Any, path: Path) -> Iterator[Finding]:
-    seen: set[str] = set()
-    for i, volume in enumerate(volumes or []):
-        name = str((volume or {}).get("name", "")) if isinstance(volume, dict) else ""
-        sources = [key for key in volume or {} if key != "name"] if isinstance(volume, dict) else []
-        if len(sources) != 1:  # validateVolumeSource
-            message = "must specify a volume type" if not sources else "may not specify more than 1 volume type"
-            yield error_at((*path, i), "k8s-volume", message, f"found: {', '.join(sources)}" if sources else "")
-        if err := names.dns1123_label(name):
-            yield error_at((*path, i, "name"), "k8s-name", f"volume name {name!r} {err}")
-        elif name in seen:
-            yield error_at((*path, i, "name"), "k8s-name", f"Duplicate value: volume {name!r}")
-        seen.add(name)
-
-
 _TEMPLATE_OWNERS = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job"}
 
 
@@ -862,6 +848,7 @@ def check_workload(obj: dict[str, Any]) -> Iterator[Finding]:
         yield from pod_spec.check_pod_create(obj.get("spec"), ("spec",))
         labels = obj["metadata"].get("labels") if isinstance(obj.get("metadata"), dict) else None
         yield from check_pod_spec(obj.get("spec"), ("spec",), "Pod", merged_labels=labels or {})
+        yield from volumes_.check_pod_volumes(obj)
         return
     spec = obj.get("spec") or {}
     if kind == "CronJob":
@@ -892,15 +879,6 @@ def check_workload(obj: dict[str, Any]) -> Iterator[Finding]:
             "ephemeral containers not allowed in pod template",
             "ephemeral containers are added to running Pods (kubectl debug), never templated",
         )
-    if kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"):
-        selector = spec.get("selector")
-        labels = (template.get("metadata") or {}).get("labels") or {}
-        if not selector or not (selector.get("matchLabels") or selector.get("matchExpressions")):
-            yield error_at(("spec", "selector"), "k8s-selector", f"empty selector is invalid for {kind.lower()}")
-        elif not labels_.selects(selector, labels):
-            yield error_at(("spec", "selector"), "k8s-selector", "`selector` does not match template `labels`")
-    if kind == "Deployment":
-        yield from apps.check_deployment(spec)
 
 
 # validateEnvVarName: a C identifier with '-' and '.' before RelaxedEnvironmentVariableValidation,

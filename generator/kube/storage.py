@@ -96,12 +96,8 @@ def check_volume_attachment(obj: dict[str, Any]) -> Iterator[Finding]:
     if not isinstance(spec, dict):
         return
     attacher = spec.get("attacher")
-    if isinstance(attacher, str):
-        err = "Required value" if not attacher else names.dns1123_subdomain(attacher.lower())
-        if err is None and len(attacher) > 63:
-            err = "must be no more than 63 characters"
-        if err:
-            yield error_at(("spec", "attacher"), "k8s-volume-attachment", f"attacher {shown(attacher)}: {err}")
+    if isinstance(attacher, str) and (err := names.csi_driver_name(attacher)):
+        yield error_at(("spec", "attacher"), "k8s-volume-attachment", f"attacher {shown(attacher)}: {err}")
     source = spec.get("source")
     if isinstance(source, dict):
         pv_name, inline = source.get("persistentVolumeName"), source.get("inlineVolumeSpec")

@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import replace
 from functools import cache, partial
 from pathlib import Path as FsPath
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import jsonschema_rs
 
@@ -33,6 +33,7 @@ from generator.kube import (
     core,
     crds,
     defaults,
+    discovery,
     kustomize,
     networking,
     node,
@@ -62,7 +63,7 @@ from generator.kube.scope import (
 from generator.problems import Problem, Severity, json_path
 from generator.schema_messages import shown
 from generator.yamlio.kube_scalars import plain_value
-from generator.yamlio.load import Document, YamlError, load_file, max_file_bytes, parse_yaml
+from generator.yamlio.load import Document, YamlError, load_file, parse_yaml
 
 if TYPE_CHECKING:  # the reference implementation is imported only to explain a failure
     from referencing import Registry
@@ -129,10 +130,14 @@ GROUP_RULES: dict[tuple[str, str], Callable[[dict[str, Any]], Iterator[Finding]]
     ("apps", "StatefulSet"): apps.check_stateful_set,
     ("node.k8s.io", "RuntimeClass"): node.check_runtime_class,
     ("coordination.k8s.io", "Lease"): coordination.check_lease,
+    ("discovery.k8s.io", "EndpointSlice"): discovery.check_endpoint_slice,
     ("apps", "DaemonSet"): apps.check_daemon_set,
+    ("apps", "Deployment"): apps.check_deployment,
+    ("apps", "ReplicaSet"): apps.check_replica_set,
+    ("apps", "ControllerRevision"): apps.check_controller_revision,
     ("storage.k8s.io", "StorageClass"): storage.check_storage_class,
     ("storage.k8s.io", "VolumeAttachment"): storage.check_volume_attachment,
-    ("batch", "Job"): lambda obj: batch.check_job_spec(obj.get("spec"), ("spec",)),
+    ("batch", "Job"): batch.check_job,
     ("batch", "CronJob"): batch.check_cron_job,
     ("policy", "PodDisruptionBudget"): policy.check_pod_disruption_budget,
     ("networking.k8s.io", "NetworkPolicy"): networking.check_network_policy,
@@ -849,9 +854,11 @@ def validate_paths(
     crd_paths: Iterable[FsPath] = (),
     excluded: Callable[[str], bool] = lambda name: False,
     feature_gates: Mapping[str, bool] | None = None,
+    kept_for: KeptFor | None = None,
 ) -> Validated:
     """`gen validate`: every manifest below paths, in worker processes when there are many;
-    custom resources by the CRDs among them and below crd_paths.
+    custom resources by the CRDs among them and below crd_paths; `kept_for`: what the run
+    before judged, for these paths and this validator.
 
     CRDs from crd_paths are known from the start (read for their schemas only: their own
     findings count when they are among paths). Those among the inputs are learnt as the files
@@ -875,7 +882,7 @@ def validate_paths(
     validator = ManifestValidator(
         versions, plugins, enforced=None, definitions=definitions, feature_gates=feature_gates
     )
-    results = _validate_files(found, validator, _kept_results(paths, validator, given))
+    results = _validate_files(found, validator, kept_for(paths, validator, given) if kept_for is not None else None)
     learnt = [(data, name) for (_, name), result in zip(found, results, strict=True) for data in result.definitions]
     if learnt:
         definitions.add_all(learnt)
@@ -1262,31 +1269,22 @@ def _result_from_plain(plain: Any) -> FileResult:
     )
 
 
-# The findings of every file `gen validate` judged, by its name and content, in one bundle per
-# working directory, paths asked, and what files are judged with (versions, plugins, the CRDs
-# given, the size limit).
-_VALIDATED = "validated"
-_KEPT_BUNDLES = 16  # invocations (paths asked, versions, CRDs) remembered; the least recently used go first
+class Kept(Protocol):
+    """What judging files may take from the run before: the cache layer
+    (`generator.cache.validated`) answers, and decides what is the same; the stage only asks."""
+
+    def results(self, files: list[tuple[str, str]]) -> tuple[list[Any], list[str | None]]:
+        """Each file's result as plain values where it was judged before with the same name
+        and content (else None), and each file's key where it was read to look."""
+
+    def keep(self, key: str, plain: Any) -> None:
+        """A file judged this run."""
+
+    def save(self) -> None:
+        """Keep what this run judged for the next."""
 
 
-def _kept_results(paths: list[FsPath], validator: ManifestValidator, given: list[Any]) -> gen_cache.Bundle | None:
-    if gen_cache.directory(_VALIDATED) is None:
-        return None
-    asked = [os.getcwd(), *(os.path.realpath(path) for path in paths)]
-    try:
-        judged_with = gen_cache.stable_bytes(
-            (
-                asked,
-                validator.versions,
-                validator.plugins,
-                given,
-                max_file_bytes(),
-                sorted(validator.feature_gates.items()),
-            )
-        )
-    except ValueError:  # a value marshal does not know, in a CRD: nothing kept
-        return None
-    return gen_cache.Bundle(_VALIDATED, gen_cache.key(gen_cache.code() + judged_with), keep=_KEPT_BUNDLES)
+KeptFor = Callable[[list[FsPath], "ManifestValidator", list[Any]], "Kept | None"]
 
 
 # A judged file as a worker sends it: its result, the result as plain values when it is to be
@@ -1308,23 +1306,20 @@ _PLAIN_JUDGED: parallel.Codec[_Judged] = parallel.Codec(
 
 
 def _validate_files(
-    files: list[tuple[str, str]], validator: ManifestValidator, kept: gen_cache.Bundle | None = None
+    files: list[tuple[str, str]], validator: ManifestValidator, kept: Kept | None = None
 ) -> list[FileResult]:
     """Each file's result, in order; with `kept`, a file judged before with the same name and
     content is taken from it, and what this run judged is kept for the next."""
     results: list[FileResult | None] = [None] * len(files)
     keys: list[str | None] = [None] * len(files)  # each file's key, once read for a lookup
-    if kept is not None and kept.stored:
-        stamps = gen_cache.Stamps("", kept.name)
-        for i, file in enumerate(files):
-            keys[i] = key = gen_cache.file_key(*file, stamps)
-            plain = kept.stored.get(key) if key is not None else None
+    if kept is not None:
+        plains, keys = kept.results(files)
+        for i, (key, plain) in enumerate(zip(keys, plains, strict=True)):
             if key is None or plain is None:
                 continue
             with contextlib.suppress(TypeError, ValueError, IndexError):  # an entry that does not read
                 results[i] = _result_from_plain(plain)
-                kept.kept[key] = plain
-        stamps.save()
+                kept.keep(key, plain)
     todo = [i for i, result in enumerate(results) if result is None]
     processes = parallel.workers(len(todo))
     if processes > 1:
@@ -1337,7 +1332,7 @@ def _validate_files(
     for i, (result, plain, key) in zip(todo, judged, strict=True):
         results[i] = result
         if kept is not None and key is not None:
-            kept.kept[key] = plain
+            kept.keep(key, plain)
     if kept is not None:
         kept.save()
     return [
