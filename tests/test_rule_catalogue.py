@@ -129,24 +129,20 @@ MANIFEST_RULES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
         with_path(pod(), ("spec", "securityContext"), {"sysctls": [{"name": "net.core.somaxconn", "value": "1024"}]}),
     ),
     "k8s-seccomp": (
-        with_path(pod(), ("spec", "securityContext"), {"seccompProfile": {"type": "Localhost"}}),
-        with_path(
-            pod(),
-            ("spec", "securityContext"),
-            {"seccompProfile": {"type": "Localhost", "localhostProfile": "audit.json"}},
-        ),
+        with_path(pod(), ("metadata", "annotations"), {"seccomp.security.alpha.kubernetes.io/pod": "default"}),
+        with_path(pod(), ("metadata", "annotations"), {"seccomp.security.alpha.kubernetes.io/pod": "runtime/default"}),
     ),
     "k8s-apparmor": (
         with_path(
-            pod(), ("spec", "securityContext"), {"appArmorProfile": {"type": "Localhost", "localhostProfile": " p"}}
+            pod(), ("metadata", "annotations"), {"container.apparmor.security.beta.kubernetes.io/x": "unconfined"}
         ),
         with_path(
-            pod(), ("spec", "securityContext"), {"appArmorProfile": {"type": "Localhost", "localhostProfile": "p"}}
+            pod(), ("metadata", "annotations"), {"container.apparmor.security.beta.kubernetes.io/c": "unconfined"}
         ),
     ),
     "k8s-windows": (
-        with_path(pod(), ("spec", "securityContext"), {"windowsOptions": {"runAsUserName": "DOMAIN\\us@er"}}),
-        with_path(pod(), ("spec", "securityContext"), {"windowsOptions": {"runAsUserName": "DOMAIN\\user"}}),
+        with_path(with_path(pod(), ("spec", "os"), {"name": "windows"}), ("spec", "hostPID"), True),
+        with_path(pod(), ("spec", "os"), {"name": "windows"}),
     ),
     "k8s-pod-affinity": (
         with_path(

@@ -8,8 +8,8 @@ from decimal import Decimal
 from typing import Any
 
 from generator.kube import names
+from generator.kube.containers import resource_name_error
 from generator.kube.findings import Finding, Path, error_at, unsupported
-from generator.kube.pods import resource_name_error
 from generator.kube.quantity import parse_quantity
 from generator.schema_messages import shown
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ipaddress
 import posixpath
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -245,7 +244,6 @@ def _service_traffic_policies(spec: dict[str, Any], kind: str) -> Iterator[Findi
 
 
 _ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod")
-_CONFIG_KEY = re.compile(r"[-._a-zA-Z0-9]+\Z")
 
 
 def _access_modes(modes: Any, path: tuple[str | int, ...], rule: str) -> Iterator[Finding]:
@@ -402,17 +400,6 @@ def _pv_error(path: tuple[str | int, ...], message: str) -> Finding:
     return Finding(path, "k8s-pv", Severity.ERROR, message)
 
 
-def _config_key_error(key: str) -> str | None:
-    """IsConfigMapKey: what a ConfigMap or Secret key may be (it becomes a file name)."""
-    if len(key) > 253:
-        return "must be no more than 253 characters"
-    if not _CONFIG_KEY.match(key):
-        return "must consist of alphanumeric characters, '-', '_' or '.'"
-    if key in (".", ".."):
-        return "must not be '.' or '..'"
-    return None
-
-
 def check_config_keys(obj: dict[str, Any]) -> Iterator[Finding]:
     """ValidateConfigMap / ValidateSecret: every key a valid file name, no key in two maps."""
     rule = "k8s-configmap" if obj.get("kind") == "ConfigMap" else "k8s-secret"
@@ -420,7 +407,7 @@ def check_config_keys(obj: dict[str, Any]) -> Iterator[Finding]:
     seen: dict[str, str] = {}
     for field in fields:
         for key in obj.get(field) or {}:
-            if err := _config_key_error(str(key)):
+            if err := names.config_map_key(str(key)):
                 yield Finding((field, key), rule, Severity.ERROR, f"key {shown(key)} {err}")
             if obj.get("kind") == "ConfigMap" and key in seen:
                 yield Finding((field, key), rule, Severity.ERROR, f"duplicate of key {shown(key)} in {seen[key]}")

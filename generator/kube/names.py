@@ -13,6 +13,7 @@ _QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
 _IANA_SVC = re.compile(r"^[-a-z0-9]+\Z")
 _WILDCARD_DNS1123_SUBDOMAIN = re.compile(r"^\*\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
+_CONFIG_KEY = re.compile(r"[-._a-zA-Z0-9]+\Z")
 
 
 @lru_cache(maxsize=8192)  # manifests repeat their names and keys
@@ -174,6 +175,19 @@ def local_descending_path_errors(value: str) -> list[str]:
     """validateLocalDescendingPath: relative (path.IsAbs: no leading '/'), with no '..' element."""
     errors = ["must be a relative path"] if value.startswith("/") else []
     return [*errors, "must not contain '..'"] if has_backsteps(value) else errors
+
+
+@lru_cache(maxsize=8192)
+def config_map_key(key: str) -> str | None:
+    """IsConfigMapKey: what a ConfigMap or Secret key may be (it becomes a file name), and the
+    key a container's env takes from one."""
+    if len(key) > 253:
+        return "must be no more than 253 characters"
+    if not _CONFIG_KEY.match(key):
+        return "must consist of alphanumeric characters, '-', '_' or '.'"
+    if key in (".", ".."):
+        return "must not be '.' or '..'"
+    return None
 
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address

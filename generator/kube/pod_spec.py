@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from generator.kube import containers as containers_
 from generator.kube import names
 from generator.kube.findings import Finding, Path, error_at, unsupported
 from generator.schema_messages import shown
@@ -158,15 +159,9 @@ def _apparmor_annotations_match(
 
 
 def check_pod_create(spec: Any, path: Path) -> Iterator[Finding]:
-    """ValidatePodCreate: what a Pod (not a template) may not carry when it is created."""
+    """ValidatePodCreate beside its ephemeral containers (containers.py's): a Pod is not
+    created on a node while its scheduling gates remain."""
     spec = _mapping(spec)
-    if spec.get("ephemeralContainers"):
-        yield error_at(
-            (*path, "ephemeralContainers"),
-            "k8s-pod-spec",
-            "cannot be set on create",
-            "ephemeral containers are added to a running Pod (kubectl debug)",
-        )
     if spec.get("nodeName") and spec.get("schedulingGates"):
         yield error_at(
             (*path, "nodeName"),
@@ -504,7 +499,7 @@ def _host_process(spec: dict[str, Any], path: Path) -> Iterator[Finding]:
 
 def check_pod_security_context(spec: dict[str, Any], path: Path) -> Iterator[Finding]:
     """validatePodSpecSecurityContext: user and group IDs in range, sysctls, and the seccomp,
-    AppArmor and Windows options (whose checks ValidateSecurityContext shares for containers)."""
+    AppArmor and Windows options, checked as a container's are (containers.py)."""
     context = spec.get("securityContext")
     if not isinstance(context, dict):
         return
@@ -519,9 +514,10 @@ def check_pod_security_context(spec: dict[str, Any], path: Path) -> Iterator[Fin
                 (*at, "supplementalGroups", i), "k8s-security-context", f"must be between 0 and {MAX_ID}, inclusive"
             )
     yield from _sysctls(context.get("sysctls"), spec, (*at, "sysctls"))
-    yield from seccomp_profile(context.get("seccompProfile"), (*at, "seccompProfile"))
-    yield from apparmor_profile(context.get("appArmorProfile"), (*at, "appArmorProfile"))
-    yield from windows_options(context.get("windowsOptions"), (*at, "windowsOptions"))
+    yield from containers_.seccomp_profile(context.get("seccompProfile"), (*at, "seccompProfile"))
+    yield from containers_.app_armor_profile(context.get("appArmorProfile"), (*at, "appArmorProfile"))
+    if isinstance(context.get("windowsOptions"), dict):
+        yield from containers_.windows_options(context["windowsOptions"], (*at, "windowsOptions"))
 
 
 _SYSCTL = re.compile(r"([a-z0-9]([-_a-z0-9]*[a-z0-9])?[./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?\Z")
@@ -569,118 +565,3 @@ def _sysctls(sysctls: Any, spec: dict[str, Any], path: Path) -> Iterator[Finding
         elif spec.get("hostIPC") is True and (dotted in _IPC_SYSCTLS or dotted.startswith("fs.mqueue.")):
             yield error_at(at, "k8s-sysctl", f"{shown(name)}: may not be specified when 'hostIPC' is true")
         seen.add(name)
-
-
-_PROFILE_TYPES = ("Localhost", "RuntimeDefault", "Unconfined")
-
-
-def seccomp_profile(profile: Any, path: Path) -> Iterator[Finding]:
-    """validateSeccompProfileField: a known type, and localhostProfile (a relative path
-    without '..') exactly when it is Localhost."""
-    if not isinstance(profile, dict):
-        return
-    kind, local = profile.get("type"), profile.get("localhostProfile")
-    if not kind:
-        yield error_at((*path, "type"), "k8s-seccomp", "Required value: type is required when seccompProfile is set")
-    elif kind not in _PROFILE_TYPES:
-        yield unsupported((*path, "type"), "k8s-seccomp", kind, _PROFILE_TYPES)
-    if kind == "Localhost":
-        if local is None:
-            yield error_at(
-                (*path, "localhostProfile"), "k8s-seccomp", "Required value: must be set when seccomp type is Localhost"
-            )
-        else:
-            for why in names.local_descending_path_errors(str(local)):
-                yield error_at((*path, "localhostProfile"), "k8s-seccomp", f"{shown(local)}: {why}")
-    elif local is not None:
-        yield error_at((*path, "localhostProfile"), "k8s-seccomp", "can only be set when seccomp type is Localhost")
-
-
-MAX_APPARMOR_PROFILE = 4095  # PATH_MAX - 1
-
-
-def apparmor_profile(profile: Any, path: Path) -> Iterator[Finding]:
-    """ValidateAppArmorProfileField: a known type, and a localhostProfile exactly when it is
-    Localhost, unpadded and at most 4095 bytes."""
-    if not isinstance(profile, dict):
-        return
-    kind, local, at = profile.get("type"), profile.get("localhostProfile"), (*path, "localhostProfile")
-    if kind == "Localhost":
-        if local is None:
-            yield error_at(at, "k8s-apparmor", "Required value: must be set when AppArmor type is Localhost")
-            return
-        local = str(local)
-        if local.strip() != local:
-            yield error_at(at, "k8s-apparmor", f"{shown(local)}: must not be padded with whitespace")
-        elif not local:
-            yield error_at(at, "k8s-apparmor", "Required value: must be set when AppArmor type is Localhost")
-        if len(local.encode()) > MAX_APPARMOR_PROFILE:
-            yield error_at(at, "k8s-apparmor", f"Too long: may not be more than {MAX_APPARMOR_PROFILE} bytes")
-    elif kind in ("RuntimeDefault", "Unconfined"):
-        if local is not None:
-            yield error_at(at, "k8s-apparmor", "can only be set when AppArmor type is Localhost")
-    elif not kind:
-        yield error_at((*path, "type"), "k8s-apparmor", "Required value: type is required when appArmorProfile is set")
-    else:
-        yield unsupported((*path, "type"), "k8s-apparmor", kind, _PROFILE_TYPES)
-
-
-MAX_GMSA_SPEC = 64 * 1024
-MAX_USER_DOMAIN, MAX_USER_NAME = 256, 104
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_NETBIOS = re.compile(r'[^\\/:*?"<>|.][^\\/:*?"<>|]{0,14}\Z')
-_DOMAIN_DNS = re.compile(
-    r"[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*\Z"
-)
-_USER_BAD_CHARACTERS = re.compile(r'["/\\:;|=,+*?<>@\[\]]')
-_USER_DOTS_SPACES = re.compile(r"[. ]+\Z")
-
-
-def _run_as_user_name_errors(value: str) -> Iterator[str]:
-    """validateWindowsSecurityContextOptions's runAsUserName: [DOMAIN\\]USER."""
-    if not value:
-        yield "runAsUserName cannot be an empty string"
-        return
-    if _CONTROL.search(value):
-        yield "runAsUserName cannot contain control characters"
-        return
-    parts = value.split("\\")
-    if len(parts) > 2:
-        yield "runAsUserName cannot contain more than one backslash"
-        return
-    domain, user = (parts[0], parts[1]) if len(parts) == 2 else ("", parts[0])
-    if len(domain) >= MAX_USER_DOMAIN:
-        yield f"runAsUserName's Domain length must be under {MAX_USER_DOMAIN} characters"
-    if len(parts) == 2 and not (_NETBIOS.match(domain) or _DOMAIN_DNS.match(domain)):
-        yield "runAsUserName's Domain doesn't match the NetBios nor the DNS format"
-    if not user:
-        yield "runAsUserName's User cannot be empty"
-    elif len(user) > MAX_USER_NAME:
-        yield f"runAsUserName's User length must not be longer than {MAX_USER_NAME} characters"
-    if _USER_DOTS_SPACES.match(user):
-        yield "runAsUserName's User cannot contain only periods or spaces"
-    if _USER_BAD_CHARACTERS.search(user):
-        yield "runAsUserName's User cannot contain the following characters: \"/\\:;|=,+*?<>@[]"
-
-
-def windows_options(options: Any, path: Path) -> Iterator[Finding]:
-    """validateWindowsSecurityContextOptions: the GMSA credential spec's name and size, and
-    the user name Windows runs the containers as."""
-    if not isinstance(options, dict):
-        return
-    name = options.get("gmsaCredentialSpecName")
-    if isinstance(name, str) and (err := names.dns1123_subdomain(name)):
-        yield error_at((*path, "gmsaCredentialSpecName"), "k8s-windows", f"{shown(name)} {err}")
-    credential = options.get("gmsaCredentialSpec")
-    if isinstance(credential, str) and not credential:
-        yield error_at((*path, "gmsaCredentialSpec"), "k8s-windows", "gmsaCredentialSpec cannot be an empty string")
-    elif isinstance(credential, str) and len(credential.encode()) > MAX_GMSA_SPEC:
-        yield error_at(
-            (*path, "gmsaCredentialSpec"),
-            "k8s-windows",
-            f"gmsaCredentialSpec size must be under {MAX_GMSA_SPEC // 1024} KiB",
-        )
-    user = options.get("runAsUserName")
-    if isinstance(user, str):
-        for why in _run_as_user_name_errors(user):
-            yield error_at((*path, "runAsUserName"), "k8s-windows", why)

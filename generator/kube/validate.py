@@ -29,6 +29,7 @@ from generator.kube import (
     apps,
     autoscaling,
     batch,
+    containers,
     coordination,
     core,
     crds,
@@ -71,8 +72,8 @@ if TYPE_CHECKING:  # the reference implementation is imported only to explain a 
 LAST_APPLIED_LIMIT = 262144
 # The feature gates that change a verdict, from the version they are on by default (the others,
 # HPAScaleToZero among them, are off unless .gen.yaml's featureGates turns them on).
-# RelaxedEnvironmentVariableValidation: beta in 1.32, GA in 1.34.
-_ON_BY_DEFAULT = {"RelaxedEnvironmentVariableValidation": (1, 32)}
+# RelaxedEnvironmentVariableValidation: beta in 1.32, GA in 1.34; ContainerRestartRules: beta in 1.35.
+_ON_BY_DEFAULT = {"RelaxedEnvironmentVariableValidation": (1, 32), "ContainerRestartRules": (1, 35)}
 CONFIGMAP_LIMIT = 1024 * 1024
 # Compact JSON spends at most this many bytes per character of the YAML it was read from, when
 # that YAML has no aliases. The worst cases are a flow mapping of bare keys, `{a,b}` ->
@@ -338,8 +339,7 @@ class ManifestValidator:
         self, obj: dict[str, Any], api: str, group: str, kind: str, text: str | None, version: str
     ) -> Iterator[Finding]:
         """kube-apiserver's rules beyond the schema, and what holds for every object."""
-        yield from pods.check_workload(obj)
-        yield from pods.check_env_names(obj, self.gate("RelaxedEnvironmentVariableValidation", version))
+        yield from pods.check_workload(obj, frozenset(gate for gate in containers.GATES if self.gate(gate, version)))
         yield from rbac.check_rbac(obj)
         yield from self._pod_security(obj)
         yield from objectmeta.check_derived_names(obj)
