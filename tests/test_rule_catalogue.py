@@ -114,6 +114,52 @@ MANIFEST_RULES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
             },
         ),
     ),
+    "k8s-pod-spec": (
+        with_path(pod(), ("spec", "schedulingGates"), [{"name": "quota"}, {"name": "quota"}]),
+        with_path(pod(), ("spec", "schedulingGates"), [{"name": "quota"}]),
+    ),
+    "k8s-dns-config": (
+        with_path(pod(), ("spec", "dnsPolicy"), "None"),
+        with_path(
+            with_path(pod(), ("spec", "dnsPolicy"), "None"), ("spec", "dnsConfig"), {"nameservers": ["10.0.0.10"]}
+        ),
+    ),
+    "k8s-sysctl": (
+        with_path(pod(), ("spec", "securityContext"), {"sysctls": [{"name": "Net.Core", "value": "1"}]}),
+        with_path(pod(), ("spec", "securityContext"), {"sysctls": [{"name": "net.core.somaxconn", "value": "1024"}]}),
+    ),
+    "k8s-seccomp": (
+        with_path(pod(), ("metadata", "annotations"), {"seccomp.security.alpha.kubernetes.io/pod": "default"}),
+        with_path(pod(), ("metadata", "annotations"), {"seccomp.security.alpha.kubernetes.io/pod": "runtime/default"}),
+    ),
+    "k8s-apparmor": (
+        with_path(
+            pod(), ("metadata", "annotations"), {"container.apparmor.security.beta.kubernetes.io/x": "unconfined"}
+        ),
+        with_path(
+            pod(), ("metadata", "annotations"), {"container.apparmor.security.beta.kubernetes.io/c": "unconfined"}
+        ),
+    ),
+    "k8s-windows": (
+        with_path(with_path(pod(), ("spec", "os"), {"name": "windows"}), ("spec", "hostPID"), True),
+        with_path(pod(), ("spec", "os"), {"name": "windows"}),
+    ),
+    "k8s-pod-affinity": (
+        with_path(
+            pod(),
+            ("spec", "affinity"),
+            {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": ""}]}},
+        ),
+        with_path(
+            pod(),
+            ("spec", "affinity"),
+            {
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": "kubernetes.io/hostname"}]
+                }
+            },
+        ),
+    ),
     "k8s-hpa": (hpa(minReplicas=3, maxReplicas=2), hpa(minReplicas=2, maxReplicas=2)),
     "k8s-hpa-behavior": (
         hpa(behavior={"scaleDown": {"stabilizationWindowSeconds": 3601}}),

@@ -499,10 +499,8 @@ def _volume_mounts(
 
 def _descending_path(value: str, path: Path, rule: str) -> Iterator[Finding]:
     """validateLocalDescendingPath: relative, and no '..' element."""
-    if value.startswith("/"):
-        yield error_at(path, rule, f"{shown(value)} must be a relative path")
-    if ".." in value.split("/"):
-        yield error_at(path, rule, f"{shown(value)} must not contain '..'")
+    for why in names.local_descending_path_errors(value):
+        yield error_at(path, rule, f"{shown(value)} {why}")
 
 
 def _volume_devices(
@@ -737,10 +735,10 @@ def _security_context(ctx: Any, path: Path, pod: _PodContext) -> Iterator[Findin
             "`hostUsers` must be false to use `Unmasked`",
             "an unmasked /proc is only safe in a user namespace: set spec.hostUsers: false",
         )
-    yield from _seccomp(ctx.get("seccompProfile"), (*path, "seccompProfile"))
-    yield from _app_armor(ctx.get("appArmorProfile"), (*path, "appArmorProfile"))
+    yield from seccomp_profile(ctx.get("seccompProfile"), (*path, "seccompProfile"))
+    yield from app_armor_profile(ctx.get("appArmorProfile"), (*path, "appArmorProfile"))
     if isinstance(ctx.get("windowsOptions"), dict):
-        yield from _windows_options(ctx["windowsOptions"], (*path, "windowsOptions"))
+        yield from windows_options(ctx["windowsOptions"], (*path, "windowsOptions"))
     os = pod.spec.get("os")
     if isinstance(os, dict) and os.get("name") == "linux" and "windowsOptions" in ctx:
         yield error_at((*path, "windowsOptions"), rule, "windows options cannot be set for a linux pod")
@@ -763,8 +761,9 @@ def _security_context(ctx: Any, path: Path, pod: _PodContext) -> Iterator[Findin
         )
 
 
-def _seccomp(profile: Any, path: Path) -> Iterator[Finding]:
-    """validateSeccompProfileField (the type's other values are the enum check's)."""
+def seccomp_profile(profile: Any, path: Path) -> Iterator[Finding]:
+    """validateSeccompProfileField (the type's other values are the enum check's), for a
+    container's security context and the Pod's (pod_spec.py)."""
     if not isinstance(profile, dict):
         return
     rule = "k8s-security-context"
@@ -782,7 +781,7 @@ def _seccomp(profile: Any, path: Path) -> Iterator[Finding]:
         yield error_at((*path, "localhostProfile"), rule, "can only be set when seccomp type is Localhost")
 
 
-def _app_armor(profile: Any, path: Path) -> Iterator[Finding]:
+def app_armor_profile(profile: Any, path: Path) -> Iterator[Finding]:
     """ValidateAppArmorProfileField (the type's other values are the enum check's)."""
     if not isinstance(profile, dict):
         return
@@ -806,7 +805,7 @@ def _app_armor(profile: Any, path: Path) -> Iterator[Finding]:
         yield error_at((*path, "type"), rule, "Required value: type is required when appArmorProfile is set")
 
 
-def _windows_options(options: dict[str, Any], path: Path) -> Iterator[Finding]:
+def windows_options(options: dict[str, Any], path: Path) -> Iterator[Finding]:
     """validateWindowsSecurityContextOptions: a GMSA credential spec's name and size, and a
     runAsUserName Windows can log on as ([DOMAIN\\]USER)."""
     rule = "k8s-security-context"

@@ -165,6 +165,18 @@ def port_name(value: str) -> str | None:
     return None
 
 
+def has_backsteps(value: str) -> bool:
+    """validatePathNoBacksteps: a '..' element (kube-apiserver runs on Linux, where
+    filepath.ToSlash leaves a backslash as it is)."""
+    return ".." in value.split("/")
+
+
+def local_descending_path_errors(value: str) -> list[str]:
+    """validateLocalDescendingPath: relative (path.IsAbs: no leading '/'), with no '..' element."""
+    errors = ["must be a relative path"] if value.startswith("/") else []
+    return [*errors, "must not contain '..'"] if has_backsteps(value) else errors
+
+
 @lru_cache(maxsize=8192)
 def config_map_key(key: str) -> str | None:
     """IsConfigMapKey: what a ConfigMap or Secret key may be (it becomes a file name), and the

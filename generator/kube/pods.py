@@ -5,12 +5,13 @@ pod-deletion-cost annotation the ReplicaSet controller reads.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator, Set
 from decimal import Decimal
 from typing import Any
 
-from generator.kube import containers, names
+from generator.kube import containers, names, pod_spec
 from generator.kube import labels as labels_
 from generator.kube import volumes as volumes_
 from generator.kube.findings import Finding, Path, error_at, unsupported, warning_at
@@ -104,7 +105,9 @@ def check_node_selector_requirement(expr: Any, path: Path, required: bool) -> It
                 yield error_at((*path, "values", i), "k8s-node-selector", f"value {value!r}: {err}")
 
 
-def check_affinity(affinity: Any, path: Path) -> Iterator[Finding]:
+def check_affinity(affinity: Any, path: Path, merged_labels: Any = None) -> Iterator[Finding]:
+    """validateAffinity; merged_labels: a Pod's labels, which kube-apiserver merges into its
+    pod affinity terms' selectors by their matchLabelKeys before validating."""
     if not isinstance(affinity, dict):
         return
     node = affinity.get("nodeAffinity") or {}
@@ -118,19 +121,21 @@ def check_affinity(affinity: Any, path: Path) -> Iterator[Finding]:
             for e, expr in enumerate((term or {}).get("matchExpressions") or []):
                 yield from check_node_selector_requirement(expr, (*rpath, t, "matchExpressions", e), True)
             for e, field in enumerate((term or {}).get("matchFields") or []):
-                fpath = (*rpath, t, "matchFields", e)
-                if field.get("key") != "metadata.name":
-                    yield error_at((*fpath, "key"), "k8s-node-selector", "matchFields supports only metadata.name")
-                if field.get("operator") not in ("In", "NotIn") or len(field.get("values") or []) != 1:
-                    yield error_at(fpath, "k8s-node-selector", "matchFields needs In/NotIn with exactly one value")
+                yield from _check_node_field_selector(field, (*rpath, t, "matchFields", e))
     for p, pref in enumerate(node.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
         ppath = (*path, "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution", p)
         if not isinstance(pref.get("weight"), int) or not 1 <= pref["weight"] <= 100:
             yield error_at((*ppath, "weight"), "k8s-affinity-weight", "must be in the range 1-100")
         for e, expr in enumerate((pref.get("preference") or {}).get("matchExpressions") or []):
             yield from check_node_selector_requirement(expr, (*ppath, "preference", "matchExpressions", e), False)
+        for e, field in enumerate((pref.get("preference") or {}).get("matchFields") or []):
+            yield from _check_node_field_selector(field, (*ppath, "preference", "matchFields", e))
     for kind in ("podAffinity", "podAntiAffinity"):
         block = affinity.get(kind) or {}
+        for p, term in enumerate(block.get("requiredDuringSchedulingIgnoredDuringExecution") or []):
+            yield from _check_pod_affinity_term(
+                term, (*path, kind, "requiredDuringSchedulingIgnoredDuringExecution", p), merged_labels
+            )
         for p, pref in enumerate(block.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
             w = pref.get("weight")
             if not isinstance(w, int) or not 1 <= w <= 100:
@@ -139,11 +144,106 @@ def check_affinity(affinity: Any, path: Path) -> Iterator[Finding]:
                     "k8s-affinity-weight",
                     "must be in the range 1-100",
                 )
+            yield from _check_pod_affinity_term(
+                pref.get("podAffinityTerm"),
+                (*path, kind, "preferredDuringSchedulingIgnoredDuringExecution", p, "podAffinityTerm"),
+                merged_labels,
+            )
 
 
-def check_pod_spec(spec: Any, path: Path, owner: str, gates: Set[str], claims: Iterable[str] = ()) -> Iterator[Finding]:
+def _check_node_field_selector(field: Any, path: Path) -> Iterator[Finding]:
+    """ValidateNodeFieldSelectorRequirement: In or NotIn with one value, on metadata.name
+    only, whose values are node names."""
+    if not isinstance(field, dict):
+        return
+    values = field.get("values") or []
+    if field.get("operator") not in ("In", "NotIn"):
+        yield error_at(
+            (*path, "operator"), "k8s-node-selector", f"{shown(field.get('operator'))}: not a valid selector operator"
+        )
+    elif len(values) != 1:
+        yield error_at(
+            (*path, "values"),
+            "k8s-node-selector",
+            "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
+        )
+    if field.get("key") != "metadata.name":
+        yield error_at(
+            (*path, "key"),
+            "k8s-node-selector",
+            f"{shown(field.get('key'))}: not a valid field selector key",
+            "metadata.name",
+        )
+        return
+    for i, value in enumerate(values):
+        if err := names.dns1123_subdomain(str(value)):
+            yield error_at((*path, "values", i), "k8s-node-selector", f"node name {shown(value)} {err}")
+
+
+def selected_twice(selector: Any, keys: list[str], merged_labels: Any) -> set[str]:
+    """The matchLabelKeys a labelSelector names twice (matchLabels and matchExpressions
+    together) once kube-apiserver has merged them into it: for a Pod (merged_labels, its
+    labels) it adds `key In (value)` for each key the Pod carries; a template's stay as written."""
+    if not isinstance(selector, dict):
+        return set()
+    named = [*(selector.get("matchLabels") or {})]
+    named += [str(e.get("key")) for e in selector.get("matchExpressions") or [] if isinstance(e, dict)]
+    if isinstance(merged_labels, dict):
+        named += [key for key in keys if key in merged_labels]
+    return {key for key in keys if named.count(key) > 1}
+
+
+def _check_pod_affinity_term(term: Any, path: Path, merged_labels: Any) -> Iterator[Finding]:
+    """validatePodAffinityTerm: valid selectors, namespaces that are namespace names,
+    matchLabelKeys and mismatchLabelKeys label keys beside a labelSelector, never the same key
+    in both or in matchLabelKeys and twice in the selector, and a topologyKey."""
+    if not isinstance(term, dict):
+        return
+    rule = "k8s-pod-affinity"
+    for field in ("labelSelector", "namespaceSelector"):  # ValidatePodAffinityTermSelector
+        yield from labels_.check_selector(term.get(field), (*path, field), rule)
+    for i, namespace in enumerate(term.get("namespaces") or []):
+        if err := names.dns1123_label(str(namespace)):
+            yield error_at((*path, "namespaces", i), rule, f"namespace {shown(namespace)} {err}")
+    selector = term.get("labelSelector")
+    for field in ("matchLabelKeys", "mismatchLabelKeys"):
+        keys = term.get(field) or []
+        if keys and selector is None:
+            yield error_at((*path, field), rule, "must not be specified when labelSelector is not set")
+            continue
+        for i, key in enumerate(keys):
+            if err := names.qualified_name(str(key)):
+                yield error_at((*path, field, i), rule, f"{shown(key)}: {err}")
+    match_keys = [str(k) for k in term.get("matchLabelKeys") or []]
+    for i, key in enumerate(match_keys):
+        if key in selected_twice(selector, match_keys, merged_labels):
+            yield error_at(
+                (*path, "matchLabelKeys", i), rule, f"{shown(key)}: exists in both matchLabelKeys and labelSelector"
+            )
+    mismatch = {str(k) for k in term.get("mismatchLabelKeys") or []}
+    for i, key in enumerate(match_keys):
+        if key in mismatch:
+            yield error_at(
+                (*path, "matchLabelKeys", i), rule, f"{shown(key)}: exists in both matchLabelKeys and mismatchLabelKeys"
+            )
+    topology = term.get("topologyKey")
+    if not topology:
+        yield error_at(
+            (*path, "topologyKey"),
+            rule,
+            "Required value: can not be empty",
+            "a node label, such as kubernetes.io/hostname",
+        )
+    elif err := names.qualified_name(str(topology)):
+        yield error_at((*path, "topologyKey"), rule, f"{shown(topology)}: {err}")
+
+
+def check_pod_spec(
+    spec: Any, path: Path, owner: str, gates: Set[str], claims: Iterable[str] = (), merged_labels: Any = None
+) -> Iterator[Finding]:
     """claims: a StatefulSet's volumeClaimTemplates, which its Pods mount as volumes; gates: the
-    feature gates on (containers.GATES) for the version."""
+    feature gates on (containers.GATES) for the version; merged_labels: a Pod's own labels (see
+    selected_twice)."""
     if not isinstance(spec, dict):
         return
     policy = spec.get("restartPolicy")
@@ -151,7 +251,7 @@ def check_pod_spec(spec: Any, path: Path, owner: str, gates: Set[str], claims: I
         yield error_at(
             (*path, "restartPolicy"), "k8s-restart-policy", f"{owner} Pods support only restartPolicy Always"
         )
-    if owner == "Pod" and policy not in (None, "Always", "OnFailure", "Never"):
+    if owner in ("Pod", "PodTemplate") and policy not in (None, "Always", "OnFailure", "Never"):
         yield error_at(
             (*path, "restartPolicy"), "k8s-enum", f"Unsupported value: {policy!r}: Always, OnFailure or Never"
         )
@@ -178,14 +278,18 @@ def check_pod_spec(spec: Any, path: Path, owner: str, gates: Set[str], claims: I
     volumes = {str(v.get("name")): v for v in spec.get("volumes") or [] if isinstance(v, dict)}
     volumes.update(dict.fromkeys(claims, _CLAIM_VOLUME))
     yield from containers.check_containers(spec, path, owner, volumes, gates)
-    yield from check_affinity(spec.get("affinity"), (*path, "affinity"))
+    yield from check_affinity(spec.get("affinity"), (*path, "affinity"), merged_labels)
     yield from check_node_selector(spec.get("nodeSelector"), (*path, "nodeSelector"))
     yield from check_tolerations(spec.get("tolerations"), (*path, "tolerations"))
-    yield from check_topology_spread(spec.get("topologySpreadConstraints"), (*path, "topologySpreadConstraints"))
+    yield from check_topology_spread(
+        spec.get("topologySpreadConstraints"), (*path, "topologySpreadConstraints"), merged_labels
+    )
     yield from check_pod_resources(spec, path)
     yield from check_host_ports(spec, path)
     yield from volumes_.check_volumes(spec.get("volumes"), (*path, "volumes"))
     yield from _check_run_as_root(spec, path)
+    yield from pod_spec.check_spec_fields(spec, path, owner)
+    yield from _check_overhead(spec.get("overhead"), (*path, "overhead"))
 
 
 def check_node_selector(selector: Any, path: Path) -> Iterator[Finding]:
@@ -251,11 +355,75 @@ def check_tolerations(tolerations: Any, path: Path) -> Iterator[Finding]:
             )
 
 
+TOLERATIONS_ANNOTATION = "scheduler.alpha.kubernetes.io/tolerations"
+_TOLERATION_FIELDS = {"key": str, "operator": str, "value": str, "effect": str, "tolerationseconds": int}
+
+
+def _check_pod_annotations(meta: Any, spec: Any, path: Path, spec_path: Path, is_pod: bool) -> Iterator[Finding]:
+    """ValidatePodSpecificAnnotations beside the deletion cost: the tolerations annotation
+    (ValidateTolerationsInPodAnnotations), then pod_spec's mirror, seccomp and AppArmor ones."""
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    if isinstance(annotations, dict) and annotations.get(TOLERATIONS_ANNOTATION):
+        where = (*path, "annotations", TOLERATIONS_ANNOTATION)
+        tolerations = _decoded_tolerations(str(annotations[TOLERATIONS_ANNOTATION]))
+        if tolerations is None:
+            yield error_at(
+                where,
+                "k8s-toleration",
+                "the tolerations annotation is not a JSON list of tolerations",
+                "set spec.tolerations instead",
+            )
+        else:
+            yield from check_tolerations(tolerations, where)
+    yield from pod_spec.check_pod_annotations(meta, spec, path, spec_path, is_pod)
+
+
+def _decoded_tolerations(text: str) -> list[dict[str, Any]] | None:
+    """The annotation as Go's encoding/json decodes it into []v1.Toleration: field names
+    matched without regard to case (an exact match first), each of its type; None where the
+    decoding fails."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        return None
+    decoded: list[dict[str, Any]] = []
+    for item in value:
+        if item is None:
+            decoded.append({})
+            continue
+        if not isinstance(item, dict):
+            return None
+        fields: dict[str, Any] = {}
+        exact = ("key", "operator", "value", "effect", "tolerationSeconds")
+        for key in sorted(item, key=lambda k: k in exact):  # an exact name is read last, so it wins
+            wanted = _TOLERATION_FIELDS.get(str(key).lower())
+            if wanted is None or item[key] is None:
+                continue
+            if type(item[key]) is not wanted:
+                return None
+            fields["tolerationSeconds" if wanted is int else str(key).lower()] = item[key]
+        decoded.append(fields)
+    return decoded
+
+
+def _check_overhead(overhead: Any, path: Path) -> Iterator[Finding]:
+    """validateOverhead: the overhead is checked as a container's limits."""
+    for name, raw in overhead.items() if isinstance(overhead, dict) else ():
+        if err := containers.resource_name_error(str(name)):
+            yield error_at((*path, name), "k8s-resource-name", f"resource {name!r} {err}")
+        elif (value := parse_quantity(raw)) is None or value < 0:
+            yield error_at((*path, name), "k8s-quantity", f"{name} must be greater than or equal to 0")
+
+
 _WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")
 _NODE_INCLUSION = ("Honor", "Ignore")
 
 
-def check_topology_spread(constraints: Any, path: Path) -> Iterator[Finding]:
+def check_topology_spread(constraints: Any, path: Path, merged_labels: Any = None) -> Iterator[Finding]:
     """validateTopologySpreadConstraints, as on create: maxSkew above 0, a topology key, a known
     whenUnsatisfiable, no {topologyKey, whenUnsatisfiable} twice, minDomains above 0 and only
     with DoNotSchedule, known node inclusion policies, matchLabelKeys only beside a
@@ -297,9 +465,14 @@ def check_topology_spread(constraints: Any, path: Path) -> Iterator[Finding]:
         keys = c.get("matchLabelKeys") or []
         if keys and c.get("labelSelector") is None:
             yield error_at((*at, "matchLabelKeys"), rule, "must not be specified when labelSelector is not set")
+        twice = selected_twice(c.get("labelSelector"), [str(k) for k in keys], merged_labels)
         for k, label in enumerate(keys):
             if err := names.qualified_name(str(label)):
                 yield error_at((*at, "matchLabelKeys", k), rule, f"{shown(label)}: {err}")
+            if str(label) in twice:
+                yield error_at(
+                    (*at, "matchLabelKeys", k), rule, f"{shown(label)}: exists in both matchLabelKeys and labelSelector"
+                )
         yield from labels_.check_selector(c.get("labelSelector"), (*at, "labelSelector"), rule)
 
 
@@ -393,13 +566,18 @@ def check_workload(obj: dict[str, Any], gates: Set[str]) -> Iterator[Finding]:
         )
     if kind == "Pod":
         yield from check_pod_template_annotations(obj.get("metadata"), ("metadata",), "Pod")
-        yield from check_pod_spec(obj.get("spec"), ("spec",), "Pod", gates)
+        yield from _check_pod_annotations(obj.get("metadata"), obj.get("spec"), ("metadata",), ("spec",), True)
+        yield from pod_spec.check_pod_create(obj.get("spec"), ("spec",))
+        labels = obj["metadata"].get("labels") if isinstance(obj.get("metadata"), dict) else None
+        yield from check_pod_spec(obj.get("spec"), ("spec",), "Pod", gates, merged_labels=labels or {})
         yield from volumes_.check_pod_volumes(obj)
         return
     spec = obj.get("spec") or {}
     if kind == "CronJob":
         tpath: Path = ("spec", "jobTemplate", "spec", "template")
         owner = "Job"
+    elif kind == "PodTemplate":  # ValidatePodTemplate: its template is validated as any other
+        tpath, owner = ("template",), "PodTemplate"
     elif kind in _TEMPLATE_OWNERS:
         tpath, owner = ("spec", "template"), str(kind)
     else:
@@ -407,6 +585,9 @@ def check_workload(obj: dict[str, Any], gates: Set[str]) -> Iterator[Finding]:
     template = at_path(obj, tpath) or {}
     yield from check_metadata(obj, (*tpath, "metadata"))
     yield from check_pod_template_annotations(template.get("metadata"), (*tpath, "metadata"), owner)
+    yield from _check_pod_annotations(
+        template.get("metadata"), template.get("spec"), (*tpath, "metadata"), (*tpath, "spec"), False
+    )
     claims = [
         str((claim.get("metadata") or {}).get("name"))
         for claim in (spec.get("volumeClaimTemplates") or [] if kind == "StatefulSet" else [])

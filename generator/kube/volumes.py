@@ -141,15 +141,14 @@ def _under(prefix: Path, findings: Iterable[Finding]) -> Iterator[Finding]:
 
 def _no_backsteps(value: str, path: Path) -> Iterator[Finding]:
     """validatePathNoBacksteps."""
-    if ".." in value.split("/"):
+    if names.has_backsteps(value):
         yield _error(path, f"{shown(value)}: must not contain '..'")
 
 
 def _local_descending(value: str, path: Path) -> Iterator[Finding]:
     """validateLocalDescendingPath: relative, without '..' elements."""
-    if value.startswith("/"):
-        yield _error(path, f"{shown(value)}: must be a relative path")
-    yield from _no_backsteps(value, path)
+    for why in names.local_descending_path_errors(value):
+        yield _error(path, f"{shown(value)}: {why}")
 
 
 def _local_non_reserved(value: Any, path: Path) -> Iterator[Finding]:
