@@ -9,6 +9,7 @@ guessing at a verdict it cannot reach.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,6 +22,8 @@ from generator.schema_messages import shown
 _FAILURE_POLICIES = ("Ignore", "Fail")
 _SIDE_EFFECTS = ("None", "NoneOnDryRun")
 _OPERATIONS = ("*", "CREATE", "UPDATE", "DELETE", "CONNECT")
+_SCOPES = ("*", "Cluster", "Namespaced")
+_EVERY_GROUP = '"" is the core group, "*" every group or version'
 
 
 def cel_error(expression: str) -> str | None:
@@ -143,6 +146,11 @@ def _client_config(config: dict[str, Any], path: Path) -> Iterator[Finding]:
         for problem in _url_problems(url):
             yield _webhook_error((*path, "url"), f"{problem}; desired format: https://host[/path]")
     elif isinstance(service, dict):
+        for field in ("name", "namespace"):
+            if not service.get(field):
+                yield _webhook_error(
+                    (*path, "service", field), f"Required value: service {field} is required", "name the Service"
+                )
         port = service.get("port", 443)  # SetDefaults_ServiceReference
         if isinstance(port, int) and not 1 <= port <= 65535:
             yield _webhook_error(
@@ -154,17 +162,44 @@ def _client_config(config: dict[str, Any], path: Path) -> Iterator[Finding]:
 
 
 def _url_problems(url: str) -> Iterator[str]:
+    """ValidateWebhookURL: a URL Go's url.Parse refuses is only that; one it reads is https to a
+    host, with no user, fragment or query."""
+    if err := _unparsable(url):
+        yield f"Required value: url must be a valid URL: {err}"
+        return
     parts = urlsplit(url)
     if parts.scheme != "https":
         yield "'https' is the only allowed URL scheme"
     if not parts.hostname:
-        yield "host must be specified"
+        yield "host must be provided"
     if "@" in parts.netloc:
         yield f"{shown(parts.netloc.rsplit('@', 1)[0])}: user information is not permitted in the URL"
     if parts.fragment:
         yield f"{shown(parts.fragment)}: fragments are not permitted in the URL"
     if parts.query:
         yield f"{shown(parts.query)}: query parameters are not permitted in the URL"
+
+
+def _unparsable(url: str) -> str | None:
+    """Why Go's url.Parse refuses url, for the refusals it is sure of: a control character, a
+    `%` not followed by two hex digits outside the query (which it leaves escaped), a scheme
+    missing before `:`, an unclosed IPv6 host."""
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in url):
+        return "net/url: invalid control character in URL"
+    if url.startswith(":"):
+        return "missing protocol scheme"
+    before_query, _, after = url.partition("?")
+    checked = before_query + ("#" + after.partition("#")[2] if "#" in after else "")
+    if bad := _BAD_ESCAPE.search(checked):
+        return f"invalid URL escape {shown(bad.group(0))}"
+    try:
+        urlsplit(url)
+    except ValueError:
+        return "missing ']' in host"
+    return None
+
+
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2}).{0,2}", re.S)
 
 
 def _service_path_problem(route: str) -> str | None:
@@ -194,16 +229,26 @@ def _rule(rule: dict[str, Any], path: Path) -> Iterator[Finding]:
             yield unsupported((*path, "operations", o), "k8s-webhook", op, _OPERATIONS)
     if operations and "*" in operations and len(operations) > 1:
         yield _webhook_error((*path, "operations"), "if '*' is present, must not specify other operations")
-    for field in ("apiGroups", "apiVersions"):
+    for field, words in (("apiGroups", "API groups"), ("apiVersions", "API versions")):
         values = rule.get(field) or []
-        if "*" in values and len(values) > 1:
-            yield _webhook_error((*path, field), f"if '*' is present, must not specify other {field}")
+        if not values:
+            yield _webhook_error((*path, field), f"Required value: list the {words} the rule matches", _EVERY_GROUP)
+        elif "*" in values and len(values) > 1:
+            yield _webhook_error((*path, field), f"if '*' is present, must not specify other {words}")
+    for v, version in enumerate(rule.get("apiVersions") or []):
+        if version == "":
+            yield _webhook_error((*path, "apiVersions", v), "Required value: an API version, or '*'")
+    scope = rule.get("scope", "*")  # SetDefaults_Rule
+    if scope not in _SCOPES:
+        yield unsupported((*path, "scope"), "k8s-webhook", scope, _SCOPES)
     yield from _resources(rule.get("resources") or [], (*path, "resources"))
 
 
 def _resources(resources: list[Any], path: Path) -> Iterator[Finding]:
     """validateResources, in its order: `x/*` or `*/x` before a later `x/y` or `y/x`, `*/*` alone,
     `*` with no resource lacking a subresource (the last one without a slash decides)."""
+    if not resources:
+        yield _webhook_error(path, "Required value: list the resources the rule matches, or '*'")
     wildcard_sub: set[str] = set()
     wildcard_resource: set[str] = set()
     double = single = plain = False

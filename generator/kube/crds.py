@@ -525,6 +525,9 @@ def schema_findings(validator: schemas.TwoTierValidator, obj: Any, rule: str) ->
                     at_key=True,
                 )
             continue
+        if err.validator == "required" and isinstance(err.instance, dict):
+            missing = next((key for key in err.validator_value if key not in err.instance), None)
+            path = path if missing is None else (*path, missing)  # kube-apiserver's field.Required path
         yield Finding(path, rule, Severity.ERROR, in_words(err))
 
 
