@@ -532,8 +532,13 @@ def _default(node: dict[str, Any], at: Path, meta: str) -> Iterator[Finding]:
         yield error(
             (*at, "default"), f"Invalid value: must not have unknown fields: {', '.join(unknown)}", "pruning drops them"
         )
-    elif not meta and not node.get("x-kubernetes-embedded-resource") and (why := _refused_by_own_schema(default, node)):
-        yield error((*at, "default"), f"Invalid value: {why}", "the default must be a value the field accepts")
+    elif not meta and not node.get("x-kubernetes-embedded-resource"):
+        if why := _refused_by_own_schema(default, node):
+            yield error((*at, "default"), f"Invalid value: {why}", "the default must be a value the field accepts")
+        else:
+            from generator.kube.crds import default_refusals  # crds imports this module
+
+            yield from default_refusals(node, default, (*at, "default"))
 
 
 def _refused_by_own_schema(default: Any, node: dict[str, Any]) -> str:

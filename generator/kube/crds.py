@@ -452,6 +452,14 @@ def _walk(plan: _Plan, value: Any, path: Path) -> Iterator[Finding]:
             yield from _rule_findings(rule, node, path)
 
 
+def default_refusals(node: dict[str, Any], default: Any, path: Path) -> Iterator[Finding]:
+    """What a CRD node's formats and x-kubernetes-validations rules refuse in the node's own
+    default, as ValidateDefaults runs them when the CRD is stored: errors of the CRD."""
+    for finding in _walk(_Plan(node), default, path):
+        if finding.severity is Severity.ERROR:
+            yield replace(finding, rule="crd-invalid", message=f"Invalid value: the default: {finding.message}")
+
+
 # ---- a CRD and the custom resources it defines ---------------------------------------------
 
 
