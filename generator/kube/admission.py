@@ -380,7 +380,7 @@ def check_webhooks(obj: dict[str, Any]) -> Iterator[Finding]:
             yield _webhook_error((*at, "timeoutSeconds"), "the timeout value must be between 1 and 30 seconds")
         for selector in ("namespaceSelector", "objectSelector"):
             yield from labels.check_selector(hook.get(selector), (*at, selector), "k8s-webhook")
-        yield from _client_config(hook.get("clientConfig") or {}, (*at, "clientConfig"))
+        yield from client_config(hook.get("clientConfig") or {}, (*at, "clientConfig"))
         for r, rule in enumerate(hook.get("rules") or []):
             if isinstance(rule, dict):
                 yield from _rule(rule, (*at, "rules", r))
@@ -412,28 +412,32 @@ def _review_versions(versions: Any, path: Path) -> Iterator[Finding]:
         yield _webhook_error(path, "must include at least one of v1, v1beta1")
 
 
-def _client_config(config: dict[str, Any], path: Path) -> Iterator[Finding]:
-    """Exactly one of url (ValidateWebhookURL) and service (ValidateWebhookService)."""
+def client_config(config: dict[str, Any], path: Path, rule_id: str = "k8s-webhook") -> Iterator[Finding]:
+    """Exactly one of url (ValidateWebhookURL) and service (ValidateWebhookService): a webhook's,
+    or a CRD's conversion webhook's (rule_id crd-invalid)."""
     url, service = config.get("url"), config.get("service")
     if (url is None) == (service is None):
-        yield _webhook_error(path, "exactly one of url or service is required")
+        yield error_at(path, rule_id, "exactly one of url or service is required")
     elif isinstance(url, str):
         for problem in _url_problems(url):
-            yield _webhook_error((*path, "url"), f"{problem}; desired format: https://host[/path]")
+            yield error_at((*path, "url"), rule_id, f"{problem}; desired format: https://host[/path]")
     elif isinstance(service, dict):
         for field in ("name", "namespace"):
             if not service.get(field):
-                yield _webhook_error(
-                    (*path, "service", field), f"Required value: service {field} is required", "name the Service"
+                yield error_at(
+                    (*path, "service", field),
+                    rule_id,
+                    f"Required value: service {field} is required",
+                    "name the Service",
                 )
         port = service.get("port", 443)  # SetDefaults_ServiceReference
         if isinstance(port, int) and not 1 <= port <= 65535:
-            yield _webhook_error(
-                (*path, "service", "port"), "port is not valid: must be between 1 and 65535, inclusive"
+            yield error_at(
+                (*path, "service", "port"), rule_id, "port is not valid: must be between 1 and 65535, inclusive"
             )
         route = service.get("path")
         if isinstance(route, str) and (why := _service_path_problem(route)):
-            yield _webhook_error((*path, "service", "path"), f"{shown(route)}: {why}")
+            yield error_at((*path, "service", "path"), rule_id, f"{shown(route)}: {why}")
 
 
 def _url_problems(url: str) -> Iterator[str]:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from generator.kube import names
+from generator.kube import admission, names
 from generator.kube.findings import Finding, Path
 from generator.problems import Severity
 from generator.schema_messages import in_words, shown
@@ -205,8 +205,8 @@ def check_conversion(spec: dict[str, Any]) -> Iterator[Finding]:
         client = webhook.get("clientConfig")
         if not isinstance(client, dict):
             yield error((*at, "webhook"), "Required value: required when strategy is set to Webhook")
-        elif (client.get("url") is None) == (client.get("service") is None):
-            yield error((*at, "webhook", "clientConfig"), "Required value: exactly one of url or service is required")
+        else:
+            yield from admission.client_config(client, (*at, "webhook", "clientConfig"), RULE)
         yield from _review_versions(
             webhook.get("conversionReviewVersions"), (*at, "webhook", "conversionReviewVersions")
         )
