@@ -177,11 +177,16 @@ def field_path(path: str, schema: dict[str, Any], allow_index: bool = True) -> t
             steps.append(index)
             continue
         key = name if name is not None else re.sub(r"\\(.)", r"\1", quoted)
-        props = _mapping(_mapping(node).get("properties"))
+        here = _mapping(node)
+        if here.get("type") == "array":  # a list's field names its items' field
+            here = _mapping(here.get("items"))
+        props = _mapping(here.get("properties"))
         if key in props:
             node = props[key]
-        elif isinstance(_mapping(node).get("additionalProperties"), dict):
-            node = node["additionalProperties"]
+        elif isinstance(here.get("additionalProperties"), dict):
+            node = here["additionalProperties"]
+        elif here.get("additionalProperties") is True or here.get("x-kubernetes-preserve-unknown-fields") is True:
+            return [*steps, key], None, ""  # any field: nothing to refuse
         else:
             return steps, None, f"does not refer to a valid field: {key}"
         steps.append(key)
@@ -315,17 +320,10 @@ def _node(node: dict[str, Any], at: Path, root: bool, meta: str, uncorrelatable:
     if isinstance(node.get("not"), dict):
         yield from _value_validation(node["not"], (*at, "not"))
     embedded = node.get("x-kubernetes-embedded-resource") is True
-    atomic_map = node.get("x-kubernetes-map-type") == "atomic"
-    for key, sub in _mapping(node.get("properties")).items():
+    for key, sub in _mapping(node.get("properties")).items():  # granular and atomic maps both correlate
         if isinstance(sub, dict):
             inside_meta = meta or ("meta" if (root or embedded) and key in _META else "")
-            yield from _node(
-                sub,
-                (*at, "properties", key),
-                root=False,
-                meta=inside_meta,
-                uncorrelatable=uncorrelatable or (at if atomic_map else None),
-            )
+            yield from _node(sub, (*at, "properties", key), root=False, meta=inside_meta, uncorrelatable=uncorrelatable)
     items = node.get("items")
     if isinstance(items, dict):
         unkeyed = node.get("x-kubernetes-list-type") != "map"
@@ -461,8 +459,7 @@ def _old_self(rule: dict[str, Any], text: str, where: Path, uncorrelatable: Path
         yield error(
             (*where, "rule"),
             f"Invalid value: oldSelf cannot be used on the uncorrelatable portion of the schema within {within}",
-            "an item of a list that is not x-kubernetes-list-type: map, or a field of an atomic map, "
-            "has no old value to compare",
+            "an item of a list that is not x-kubernetes-list-type: map has no old value to compare",
         )
     elif not uses and rule.get("optionalOldSelf") is not None:
         yield error((*where, "optionalOldSelf"), "Invalid value: may not be set if oldSelf is not used in rule")
