@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
 
-from generator.kube import admission, names
+from generator.kube import admission, labels, names
 from generator.kube.findings import Finding, Path
 from generator.problems import Severity
 from generator.schema_messages import in_words, shown
@@ -21,6 +22,7 @@ RULE = "crd-invalid"
 MAX_SELECTABLE_FIELDS = 8
 MAX_DEPRECATION_WARNING = 256
 _APPROVAL = "api-approved.kubernetes.io"
+_PROTECTED_GROUP = re.compile(r"(.+\.)?(k8s|kubernetes)\.io")  # apihelpers.IsProtectedCommunityGroup
 _REVIEW_VERSIONS = ("v1", "v1beta1")
 _REASONS = ("FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired")
 # allowedFieldsAtRootSchema, as the v1 keys spell them: the rest is refused at the root of a
@@ -154,6 +156,7 @@ def _selectable_fields(fields: list[Any], schema: dict[str, Any], at: Path) -> I
 
 
 _PATH_STEP = re.compile(r"\.([A-Za-z_][\w-]*)|\['((?:[^'\\]|\\.)*)'\]|\[(\d+)\]")
+_ESCAPED = re.compile(r"\\(.)")
 
 
 def field_path(path: str, schema: dict[str, Any], allow_index: bool = True) -> tuple[list[str], Any, str]:
@@ -176,7 +179,7 @@ def field_path(path: str, schema: dict[str, Any], allow_index: bool = True) -> t
             node = _mapping(node).get("items")
             steps.append(index)
             continue
-        key = name if name is not None else re.sub(r"\\(.)", r"\1", quoted)
+        key = name if name is not None else _ESCAPED.sub(r"\1", quoted)
         here = _mapping(node)
         if here.get("type") == "array":  # a list's field names its items' field
             here = _mapping(here.get("items"))
@@ -248,7 +251,7 @@ def check_api_approval(crd: dict[str, Any]) -> Iterator[Finding]:
     """validateAPIApproval: a group under k8s.io or kubernetes.io is the Kubernetes project's, and
     a CRD in it says where its API was approved (a URL) or that it was not ("unapproved...")."""
     group = _mapping(crd.get("spec")).get("group")
-    if not isinstance(group, str) or not re.fullmatch(r"(.+\.)?(k8s|kubernetes)\.io", group):
+    if not isinstance(group, str) or not _PROTECTED_GROUP.fullmatch(group):
         return
     value = _mapping(_mapping(crd.get("metadata")).get("annotations")).get(_APPROVAL)
     path: Path = ("metadata", "annotations", _APPROVAL)
@@ -509,6 +512,7 @@ _BOTH_REFUSE = (
 )
 
 
+@cache
 def _unbalanced(pattern: str) -> str:
     try:
         re.compile(pattern)
@@ -529,13 +533,41 @@ def _default(node: dict[str, Any], at: Path, meta: str) -> Iterator[Finding]:
         yield error(
             (*at, "default"), f"Invalid value: must not have unknown fields: {', '.join(unknown)}", "pruning drops them"
         )
-    elif not meta and not node.get("x-kubernetes-embedded-resource"):
+    elif not meta and node.get("x-kubernetes-embedded-resource") is True:
+        yield from _embedded_default(default, (*at, "default"))
+    elif not meta:
         if why := _refused_by_own_schema(default, node):
             yield error((*at, "default"), f"Invalid value: {why}", "the default must be a value the field accepts")
         else:
             from generator.kube.crds import default_refusals  # crds imports this module
 
             yield from default_refusals(node, default, (*at, "default"))
+
+
+def _embedded_default(default: Any, at: Path) -> Iterator[Finding]:
+    """schemaobjectmeta's checks of an embedded resource's default: an object with a non-empty
+    apiVersion and kind (a DNS-1035 label once lower-cased), labels that are labels."""
+    if not isinstance(default, dict):
+        return  # the schema's type (object) refuses it
+    for field in ("apiVersion", "kind"):
+        value = default.get(field)
+        if field not in default:
+            yield error(
+                (*at, field), "Required value: must not be empty", "an embedded resource names its apiVersion and kind"
+            )
+        elif not isinstance(value, str):
+            yield error((*at, field), f"Invalid value: {shown(value)}: must be a string")
+        elif not value:
+            yield error((*at, field), "Invalid value: must not be empty")
+        elif field == "kind" and (err := names.dns1035_label(value.lower())):
+            yield error(
+                (*at, field), f"Invalid value: {shown(value)}: may have mixed case, but should otherwise match: {err}"
+            )
+    metadata = default.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        yield error((*at, "metadata"), f"Invalid value: {shown(metadata)}: metadata must be an object")
+    elif isinstance(metadata, dict):
+        yield from labels.check_labels(metadata.get("labels"), (*at, "metadata", "labels"), RULE)
 
 
 def _refused_by_own_schema(default: Any, node: dict[str, Any]) -> str:
