@@ -553,7 +553,9 @@ def _embedded_default(default: Any, at: Path) -> Iterator[Finding]:
         value = default.get(field)
         if field not in default:
             yield error(
-                (*at, field), "Required value: must not be empty", "an embedded resource names its apiVersion and kind"
+                (*at, field),
+                f"Required value: {field} must not be empty",
+                "an embedded resource names its apiVersion and kind",
             )
         elif not isinstance(value, str):
             yield error((*at, field), f"Invalid value: {shown(value)}: must be a string")
