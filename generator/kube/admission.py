@@ -26,16 +26,28 @@ _SCOPES = ("*", "Cluster", "Namespaced")
 _EVERY_GROUP = '"" is the core group, "*" every group or version'
 
 
-def cel_error(expression: str) -> str | None:
-    """Why expression does not parse as CEL, or None; only manifests with CEL import its runtime."""
+def cel_error(expression: str, returns: tuple[str, ...] = ()) -> str | None:
+    """Why expression does not compile as CEL, or None: its syntax, and, where it must return one
+    of the types returns, a literal of another type (all the type checking gen does without
+    Kubernetes' CEL environment); only manifests with CEL import its runtime."""
     from generator.kube import cel
 
-    return cel.parse_error(expression)
+    if err := cel.parse_error(expression):
+        return err
+    literal = cel.literal_type(expression) if returns else None
+    if literal is not None and literal not in returns:
+        return f"must evaluate to {returns[0] if len(returns) == 1 else 'one of [' + ' '.join(returns) + ']'}"
+    return None
 
 
-def _cel(expression: Any, path: Path, rule: str) -> Iterator[Finding]:
-    if isinstance(expression, str) and (err := cel_error(expression)):
-        yield Finding(path, rule, Severity.ERROR, f"CEL does not compile: {err}", "check the expression's syntax")
+_BOOL = ("bool",)
+_STRING = ("string",)
+
+
+def _cel(expression: Any, path: Path, rule: str, returns: tuple[str, ...] = ()) -> Iterator[Finding]:
+    if isinstance(expression, str) and (err := cel_error(expression, returns)):
+        hint = f"it must return {' or '.join(returns)}" if err.startswith("must evaluate") else "check the syntax"
+        yield Finding(path, rule, Severity.ERROR, f"CEL does not compile: {err}", hint)
 
 
 def check_mutating_admission_policy(obj: dict[str, Any]) -> Iterator[Finding]:
@@ -240,12 +252,12 @@ def _validation(validation: dict[str, Any], path: Path) -> Iterator[Finding]:
     if not _trimmed(validation.get("expression")):
         yield error_at((*path, "expression"), _POLICY, "Required value: expression is not specified")
     else:
-        yield from _cel(validation.get("expression"), (*path, "expression"), _POLICY)
+        yield from _cel(validation.get("expression"), (*path, "expression"), _POLICY, _BOOL)
     message_expression = validation.get("messageExpression")
     if isinstance(message_expression, str) and message_expression and not _trimmed(message_expression):
         yield error_at((*path, "messageExpression"), _POLICY, "Invalid value: must be non-empty if specified")
     else:
-        yield from _cel(message_expression, (*path, "messageExpression"), _POLICY)
+        yield from _cel(message_expression, (*path, "messageExpression"), _POLICY, _STRING)
     message = validation.get("message")
     if isinstance(message, str) and message and not _trimmed(message):
         yield error_at((*path, "message"), _POLICY, "Invalid value: message must be non-empty if specified")
@@ -292,7 +304,7 @@ def _audit_annotations(annotations: list[Any], policy: Any) -> Iterator[Finding]
                 f"Required value: must not exceed {MAX_AUDIT_VALUE_EXPRESSION} bytes in length",
             )
         else:
-            yield from _cel(value, (*path, i, "valueExpression"), _POLICY)
+            yield from _cel(value, (*path, i, "valueExpression"), _POLICY, ("string", "null_type"))
 
 
 def _param_ref(ref: dict[str, Any], path: Path) -> Iterator[Finding]:
@@ -576,4 +588,4 @@ def _match_conditions(conditions: list[Any], path: Path, rule_id: str = "k8s-web
             seen.add(str(name))
         if not condition.get("expression"):
             yield error_at((*where, "expression"), rule_id, "Required value: a match condition needs an expression")
-        yield from _cel(condition.get("expression"), (*where, "expression"), rule_id)
+        yield from _cel(condition.get("expression"), (*where, "expression"), rule_id, _BOOL)

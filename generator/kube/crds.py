@@ -1062,12 +1062,12 @@ def _rules_compile(node: dict[str, Any], path: Path) -> Iterator[Finding]:
             if isinstance(text, str) and text.strip():
                 from generator.kube import cel  # only CRDs with rules pay for the CEL runtime
 
-                if (error := cel.parse_error(text)) is not None:
-                    yield _invalid(
-                        (*path, "x-kubernetes-validations", i, key),
-                        f"compilation failed: {error}",
-                        "check the CEL syntax",
-                    )
+                wanted, hint = ("bool" if key == "rule" else "string"), "check the CEL syntax"
+                if (error := cel.parse_error(text)) is None and cel.literal_type(text) not in (None, wanted):
+                    error = f"{'cel expression' if key == 'rule' else key} must evaluate to a {wanted}"
+                    hint = f"the {key} must return a {wanted}"
+                if error is not None:
+                    yield _invalid((*path, "x-kubernetes-validations", i, key), f"compilation failed: {error}", hint)
 
 
 def _list_type(node: dict[str, Any], path: Path) -> Iterator[Finding]:
