@@ -605,6 +605,7 @@ def _value_validation(node: dict[str, Any], at: Path) -> Iterator[Finding]:
     property, and a pattern that compiles; then the same below."""
     if "metadata" in _mapping(node.get("properties")):
         yield error((*at, "properties", "metadata"), "Forbidden: must not be specified in a nested context")
+    yield from _keywords(node, at, meta="")  # ValidateCustomResourceDefinitionOpenAPISchema recurses here too
     yield from _pattern(node, at)
     for key, sub in _mapping(node.get("properties")).items():
         if isinstance(sub, dict):
