@@ -13,15 +13,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from generator import parallel
+from generator.cache import policies as policies_kept
 from generator.policies.targets import Target
 from generator.policies.validate import check_policies, load_policies
 from generator.problems import Problem, Severity, has_errors, per_target
 
 if TYPE_CHECKING:
     from generator.preview.sync import Change
-    from generator.render.plan import Outcome
     from generator.render.templates import TargetRender
     from generator.render.write import DirPlan
+
+# One target's outcome: its directories, its findings, what syncing it changes.
+Outcome = tuple[list["DirPlan"], list[Problem], list["Change"]]
 
 
 @dataclass(frozen=True)
@@ -43,11 +46,12 @@ class RenderResult:
 def _checked_targets(
     policy_dir: Path, only: tuple[str, ...], meanwhile: Callable[[], object] | None = None
 ) -> tuple[list[Target], list[Problem]]:
-    """Stages 1-2: load and check; no targets when any policy has an error."""
-    policies, problems = load_policies([policy_dir], meanwhile)
+    """Stages 1-2: load and check (what the run before kept reused); no targets when any policy has an error."""
+    kept = policies_kept.Kept.of([policy_dir])
+    policies, problems = load_policies([policy_dir], meanwhile, kept)
     if has_errors(problems):
         return [], problems
-    targets, found = check_policies(policies, only)
+    targets, found = check_policies(policies, only, kept=kept)
     problems += found
     return ([], problems) if has_errors(problems) else (targets, problems)
 
@@ -93,19 +97,17 @@ def render(options: RenderOptions) -> RenderResult:
     output does not depend on scheduling or on the number of processes.
     """
     targets, problems = _checked_targets(options.policy_dir, options.targets, _prepare_render)
-    from generator.render import up_to_date
+    from generator.cache import targets as kept_targets
 
     result = RenderResult(problems)
     definitions = _definitions(options.crds)
     outcomes: dict[int, Outcome] = {}
     for target in targets:
-        if (kept := up_to_date.taken(target, options.out, definitions)) is not None:
+        if (kept := kept_targets.taken(target, options.out, definitions)) is not None:
             outcomes[id(target)] = (*kept, [])  # out holds the target's render: a sync changes nothing
     todo = [t for t in targets if id(t) not in outcomes]
     if todo:
-        from generator.render import plan  # imported already by _prepare_render where loading forked
-
-        job = partial(plan.render_and_plan, out=options.out, definitions=definitions, written=options.written)
+        job = partial(_target_outcome, out=options.out, definitions=definitions, written=options.written)
         processes = parallel.workers(sum(len(t.policies) for t in todo))
         if len(todo) >= processes:
             done = parallel.map_in_order(job, todo, processes, weight=lambda target: len(target.policies))
@@ -122,6 +124,26 @@ def render(options: RenderOptions) -> RenderResult:
     return result
 
 
+def _target_outcome(
+    target: Target, out: Path, definitions: list[tuple[object, str]], written: bool, processes: int = 1
+) -> Outcome:
+    """Stages 3-4 for one target (in a worker process for large runs), with what an earlier run
+    rendered and judged reused and this run's kept (the cache layer decides what is the same),
+    then compared with the render committed in out."""
+    from generator.cache import renders
+    from generator.cache import targets as kept_targets
+    from generator.preview import committed
+    from generator.render import plan  # imported already by _prepare_render where loading forked
+
+    reuse = renders.Reuse.of(target)
+    planned = plan.render_and_plan(target, out, definitions, processes=processes, reuse=reuse)
+    if reuse is not None:
+        reuse.save()
+        kept_targets.keep(target, out, definitions, planned.plans, planned.problems, written)
+    changes, found = committed.compare(target, planned, out)
+    return planned.plans, planned.problems + found, changes
+
+
 @dataclass
 class LintResult:
     problems: list[Problem] = field(default_factory=list)
@@ -134,7 +156,7 @@ def lint(paths: tuple[Path, ...], crds: tuple[Path, ...] = ()) -> LintResult:
     A target all of whose policies are asked is judged whole, as `gen render` judges it."""
     from generator.policies.validate import lint as lint_policies
 
-    linted = lint_policies(paths, _prepare_render)
+    linted = lint_policies(paths, _prepare_render, policies_kept.Kept.of)
     problems = [p for p in linted.problems if linted.concerns(p.file)]
     targets = [t for t in linted.targets if any(linted.concerns(p.file) for p in t.policies)]
     if not targets:
@@ -148,7 +170,7 @@ def lint(paths: tuple[Path, ...], crds: tuple[Path, ...] = ()) -> LintResult:
         whole = all(linted.concerns(p.file) for p in target.policies if not p.file.startswith("<"))  # <built-in>
         subset = subset or not whole
         only = None if whole else lambda p: linted.concerns(p.file)
-        _, found, _ = plan.render_and_plan(target, None, definitions, only=only)
+        found = plan.render_and_plan(target, None, definitions, only=only).problems
         rendered += [(target.name, p) for p in found if p.severity > Severity.INFO and linted.concerns(p.file)]
     held = per_target(rendered, len(targets))
     return LintResult(problems + [p for p in held if p not in problems], plan.WHOLE_TARGET_RULES if subset else ())

@@ -508,3 +508,38 @@ def test_a_deployment_is_judged_with_its_default_progress_deadline(gen, tmp_path
     run = _validate(gen, tmp_path, DEPLOYMENT.replace("READY", "900"))
     assert run.code == 1 and "progressDeadlineSeconds 600 must be greater than minReadySeconds 900" in run.out
     assert _validate(gen, tmp_path, DEPLOYMENT.replace("READY", "30")).code == 0
+
+
+VOLUMES = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: disks
+spec:
+  selector: {matchLabels: {app: disks}}
+  template:
+    metadata: {labels: {app: disks}}
+    spec:
+      serviceAccountName: disks
+      containers:
+      - name: app
+        image: registry.example/disks:1.0
+      volumes:
+      - name: scratch
+      - name: pod-name
+        downwardAPI: {items: [{path: name, fieldRef: {fieldPath: metadata.name}}]}
+      - name: token
+        projected: {sources: [{serviceAccountToken: {path: token}}]}
+      - name: disk
+        azureDisk: {diskName: d, diskURI: /subscriptions/s/resourceGroups/g/providers/Microsoft.Compute/disks/dKIND}
+"""
+
+
+def test_volumes_are_judged_with_their_defaults(gen, tmp_path: Path) -> None:
+    """SetDefaults_Volume makes a volume without a source an emptyDir, SetDefaults_ObjectFieldSelector
+    reads v1, a projected token lasts an hour, and an azureDisk without a kind is a Shared blob
+    disk, whose URI must be https://."""
+    run = _validate(gen, tmp_path, VOLUMES.replace("KIND", ""))
+    assert run.code == 1 and "1 error," in run.err and "manifest.yaml:21:43: error k8s-volume" in run.out
+    assert "https://" in run.out
+    assert _validate(gen, tmp_path, VOLUMES.replace("KIND", ", kind: Managed")).code == 0

@@ -206,6 +206,14 @@ ENDPOINTS = {
     "metadata": META,
     "subsets": [{"addresses": [{"ip": "10.0.0.7"}], "ports": [{"port": 9400, "protocol": "TCP"}]}],
 }
+ENDPOINT_SLICE = {
+    "apiVersion": "discovery.k8s.io/v1",
+    "kind": "EndpointSlice",
+    "metadata": {**META, "labels": {"kubernetes.io/service-name": "dcgm-exporter"}},
+    "addressType": "IPv4",
+    "endpoints": [{"addresses": ["10.0.0.7"]}],
+    "ports": [{"name": "metrics", "port": 9400, "protocol": "TCP"}],
+}
 GPU_POD = {
     "apiVersion": "v1",
     "kind": "Pod",
@@ -280,7 +288,7 @@ CASES = [
         INGRESS,
         (("spec", "rules", 0, "http", "paths", 0, "backend", "service", "port"), {"name": "http", "number": 80}),
         "k8s-ingress",
-        "exactly one of name and number",
+        "cannot set both port name & port number",
     ),
     (
         "vap-cel",
@@ -359,6 +367,20 @@ CASES = [
         "ports of a subset with several are named",
     ),
     (
+        "endpoint-slice-family",
+        ENDPOINT_SLICE,
+        (("endpoints", 0, "addresses", 0), "fd00::7"),
+        "k8s-endpoint-slice",
+        "must be a valid IPv4 address",
+    ),
+    (
+        "endpoint-slice-port-names",
+        ENDPOINT_SLICE,
+        (("ports",), [{"port": 9400}, {"port": 9401}]),
+        "k8s-endpoint-slice",
+        "Duplicate value",
+    ),
+    (
         "topology-spread-min-domains",
         GPU_POD,
         (("spec", "topologySpreadConstraints", 0, "whenUnsatisfiable"), "ScheduleAnyway"),
@@ -380,7 +402,7 @@ CASES = [
         "did you mean requests.storage?",
     ),
     ("pv-two-sources", PV, (("spec", "nfs"), {"server": "nfs.example.com", "path": "/data"}), "k8s-pv", "more than 1"),
-    ("pv-recycle-root", PV, (("spec", "hostPath", "path"), "/"), "k8s-pv", "may not be '/'"),
+    ("pv-recycle-root", PV, (("spec", "hostPath", "path"), "/"), "k8s-pv", "hostPath mount of '/'"),
     ("pvc-zero-storage", PVC, (("spec", "resources", "requests", "storage"), "0"), "k8s-pvc", "greater than zero"),
     (
         "unmasked-proc-mount-host-users",
@@ -548,6 +570,14 @@ MORE = [
     ),
     ("quota-negative", QUOTA, (("spec", "hard", "pods"), "-1"), "k8s-quota", "greater than or equal to 0"),
     ("quota-scope", QUOTA, (("spec", "scopes"), ["Forever"]), "k8s-quota", "Unsupported value"),
+    # a NotBestEffort quota counts Pods and their compute resources: not Services
+    (
+        "quota-scope-resource",
+        QUOTA,
+        (("spec", "hard", "services"), "2"),
+        "k8s-quota",
+        "unsupported scope applied to resource",
+    ),
     # the default request is defaulted from min, the default limit from max: min above max is refused
     (
         "limits-min-above-max",
@@ -568,6 +598,72 @@ MORE = [
 
 @pytest.mark.parametrize(("case", "good", "change", "rule", "words"), MORE, ids=[c[0] for c in MORE])
 def test_apps_storage_and_quota_rules(
+    gen, tmp_path: Path, case: str, good: dict, change: tuple, rule: str, words: str
+) -> None:
+    test_rule_fails_and_passes(gen, tmp_path, case, good, change, rule, words)
+
+
+@pytest.mark.parametrize(
+    ("field", "source", "words"),
+    [
+        ("dataSource", {"apiGroup": "volsync.backube", "kind": "ReplicationDestination", "name": "dst"}, "kind"),
+        ("dataSourceRef", {"kind": "PersistentVolumeClaim", "name": "src", "namespace": "other"}, "namespace"),
+    ],
+)
+def test_a_data_source_kube_apiserver_drops_is_a_warning(
+    gen, tmp_path: Path, field: str, source: dict, words: str
+) -> None:
+    """The claim strategy's PrepareForCreate drops these silently: the claim is created, empty."""
+    dropped = gen("validate", _write(tmp_path, _set(PVC, ("spec", field), source)))
+    assert dropped.code == 0 and " warning k8s-pvc " in dropped.out and f"drops a {field}" in dropped.out, dropped.out
+    assert words in dropped.out
+    kept = {key: value for key, value in source.items() if key != "namespace"}
+    run = gen("validate", _write(tmp_path, _set(PVC, ("spec", "dataSourceRef"), kept)))
+    assert run.code == 0 and "k8s-pvc" not in run.out, run.out
+
+
+CSI_DRIVER = {
+    "apiVersion": "storage.k8s.io/v1",
+    "kind": "CSIDriver",
+    "metadata": {"name": "csi.example.com"},
+    "spec": {"attachRequired": True, "tokenRequests": [{"audience": "vault", "expirationSeconds": 3600}]},
+}
+CSI_NODE = {
+    "apiVersion": "storage.k8s.io/v1",
+    "kind": "CSINode",
+    "metadata": {"name": "node1"},
+    "spec": {
+        "drivers": [{"name": "csi.example.com", "nodeID": "node1", "topologyKeys": ["topology.kubernetes.io/zone"]}]
+    },
+}
+VOLUME_ATTRIBUTES_CLASS = {
+    "apiVersion": "storage.k8s.io/v1",
+    "kind": "VolumeAttributesClass",
+    "metadata": {"name": "gold"},
+    "driverName": "csi.example.com",
+    "parameters": {"iops": "3000"},
+}
+CSI_CASES = [
+    (
+        "csi-driver-short-token",
+        CSI_DRIVER,
+        (("spec", "tokenRequests", 0, "expirationSeconds"), 60),
+        "k8s-csi-driver",
+        "less than 10 minutes",
+    ),
+    ("csi-node-empty-node-id", CSI_NODE, (("spec", "drivers", 0, "nodeID"), ""), "k8s-csi-node", "Required value"),
+    (
+        "volume-attributes-class-without-parameters",
+        VOLUME_ATTRIBUTES_CLASS,
+        (("parameters",), None),
+        "k8s-volume-attributes-class",
+        "at least one key/value pair",
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "good", "change", "rule", "words"), CSI_CASES, ids=[c[0] for c in CSI_CASES])
+def test_csi_and_volume_attributes_rules(
     gen, tmp_path: Path, case: str, good: dict, change: tuple, rule: str, words: str
 ) -> None:
     test_rule_fails_and_passes(gen, tmp_path, case, good, change, rule, words)

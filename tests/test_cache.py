@@ -286,13 +286,15 @@ spec:
 
 
 def _checked(policies: Path, monkeypatch: pytest.MonkeyPatch, cached: bool = True) -> list[object]:
+    from generator.cache.policies import Kept
     from generator.policies.validate import check_policies, load_policies
 
     with monkeypatch.context() as scoped:
         if not cached:
             scoped.setenv("GEN_NO_CACHE", "1")
         cache.directory.cache_clear()
-        found = check_policies(load_policies([policies])[0])[1]
+        kept = Kept.of([policies])
+        found = check_policies(load_policies([policies], kept=kept)[0], kept=kept)[1]
     cache.directory.cache_clear()
     return sorted(found)
 

@@ -152,3 +152,13 @@ def test_a_patch_that_writes_the_wrong_type_is_an_error_at_the_patch(tmp_path: P
         assert run.returncode == 1 and "internal error" not in run.stderr, run.stderr
         assert "policies/web.yaml:12:7: error k8s-schema " in run.stderr and '"three" is a string' in run.stderr
     assert not (tmp_path / "deploy").exists()
+
+
+def test_a_patch_that_makes_the_kind_a_list_names_the_object_without_a_python_list(tmp_path: Path) -> None:
+    """A kind or a name a patch made a list is no file name: the object is named without it,
+    never as Python spells a list (`['']`)."""
+    patched = WEB + "  patches:\n  - patch:\n    - {op: replace, path: /kind, value: ['']}\n"
+    _policies(tmp_path, web=patched)
+    run = _gen("render", "policies", "--out", "deploy", cwd=tmp_path)
+    assert run.returncode == 1 and "apiVersion and kind are required" in run.stderr, run.stderr
+    assert "['" not in run.stderr

@@ -381,7 +381,8 @@ def test_defaults_are_filled_into_a_copy_that_shares_nothing() -> None:
     import copy
 
     from generator import schemas
-    from generator.yamlio.load import load_documents
+    from generator.files import named
+    from generator.yamlio.load import load_file
 
     def containers(value: object) -> list[int]:
         if isinstance(value, dict):
@@ -390,7 +391,7 @@ def test_defaults_are_filled_into_a_copy_that_shares_nothing() -> None:
             return [id(value), *(i for v in value for i in containers(v))]
         return []
 
-    docs, _ = load_documents([POLICIES])
+    docs = [doc for path, name in named([POLICIES])[0] for doc in load_file(path, name)[0]]
     for doc in docs:
         written = copy.deepcopy(doc.data)
         name = schemas.policy_schema_file(doc.data["kind"])

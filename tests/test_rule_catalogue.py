@@ -151,6 +151,28 @@ MANIFEST_RULES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d"}, "data": {"d.json": '{"panels": [}'}},
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d"}, "data": {"d.json": '{"panels": []}'}},
     ),
+    "k8s-finalizer": (
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "finalizers": ["cleanup"]}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "finalizers": ["example.com/cleanup"]}},
+    ),
+    "k8s-metadata": (
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": "c",
+                "ownerReferences": [{"apiVersion": "v1", "kind": "Event", "name": "e", "uid": "1"}],
+            },
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": "c",
+                "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "1"}],
+            },
+        },
+    ),
     "size-configmap": (
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "x" * (1024 * 1024 + 1)}},
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "x" * 1024}},

@@ -417,7 +417,7 @@ INVALID = {
         "k8s-priority-class",
     ),
     "volume-two-sources": (_spec(volumes=[{"name": "v", "emptyDir": {}, "configMap": {"name": "c"}}]), "k8s-volume"),
-    "volume-no-source": (_spec(volumes=[{"name": "v"}]), "k8s-volume"),
+    "volume-secret-unnamed": (_spec(volumes=[{"name": "v", "secret": {"secretName": ""}}]), "k8s-volume"),
     "probe-two-handlers": (pod(readinessProbe={"httpGet": {"port": 80}, "tcpSocket": {"port": 80}}), "k8s-probe"),
     "liveness-success-threshold": (pod(livenessProbe={"tcpSocket": {"port": 80}, "successThreshold": 2}), "k8s-probe"),
     "service-account-uppercase": (_spec(serviceAccountName="Deployer"), "k8s-name"),

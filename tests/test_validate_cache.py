@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from generator import cache
+from generator.cache.validated import Kept
 from generator.kube.validate import Validated, validate_paths
 from tests.conftest import ROOT, crd, edit
 
@@ -50,7 +51,7 @@ def _validate(
         if not cached:
             scoped.setenv("GEN_NO_CACHE", "1")
         cache.directory.cache_clear()
-        validated = validate_paths([repo], ("1.35",), crd_paths=crds)
+        validated = validate_paths([repo], ("1.35",), crd_paths=crds, kept_for=Kept.of)
     cache.directory.cache_clear()
     return validated
 

@@ -141,10 +141,13 @@ def test_a_container_needs_an_image(gen, tmp_path: Path, image: str) -> None:
 
 
 def test_an_ephemeral_container_needs_an_image_too(gen, tmp_path: Path) -> None:
+    """ValidatePodCreate refuses any ephemeral container in a Pod's manifest (kubectl debug adds
+    them to a running Pod), and validateContainerCommon one without an image besides."""
     debug = POD + "  ephemeralContainers:\n  - name: debug\n"
     bad = run(gen, write(tmp_path / "p.yaml", debug))
-    assert bad.code == 1 and " k8s-image " in bad.out
-    assert run(gen, write(tmp_path / "p.yaml", debug + "    image: busybox:1.37\n")).code == 0
+    assert bad.code == 1 and " k8s-image " in bad.out and "cannot be set on create" in bad.out
+    imaged = run(gen, write(tmp_path / "p.yaml", debug + "    image: busybox:1.37\n"))
+    assert imaged.code == 1 and " k8s-image " not in imaged.out and "cannot be set on create" in imaged.out
 
 
 @pytest.mark.parametrize(
@@ -162,6 +165,32 @@ def test_environment_variable_names_per_version(gen, tmp_path: Path, name: str, 
     assert (old.code, new.code) == (at_131, at_135), (old.out, new.out)
     if at_131:
         assert "p.yaml:9:14: error k8s-env" in old.out
+
+
+@pytest.mark.parametrize(
+    ("group", "policy", "at_134", "at_135"),
+    [
+        ("containers", "OnFailure", 1, 0),  # ContainerRestartRules (1.35) lets a regular container set it
+        ("containers", "Sometimes", 1, 1),
+        ("initContainers", "Always", 0, 0),  # a sidecar, in every version
+        ("initContainers", "Never", 1, 0),
+    ],
+)
+def test_container_restart_policy_per_version(
+    gen, tmp_path: Path, group: str, policy: str, at_134: int, at_135: int
+) -> None:
+    """validateContainers / validateInitContainers: restartPolicy on a regular container, and an
+    init container's other than Always, only once ContainerRestartRules is on (beta in 1.35)."""
+    init = "  initContainers:\n  - name: init\n    image: registry.example.com/init:1.0\n"
+    if group == "containers":
+        text = POD.replace("    env:\n", f"    restartPolicy: {policy}\n    env:\n") + init
+    else:
+        text = POD + init + f"    restartPolicy: {policy}\n"
+    path = write(tmp_path / "p.yaml", text)
+    old, new = run(gen, "-k", "1.34", path), run(gen, "-k", "1.35", path)
+    assert (old.code, new.code) == (at_134, at_135), (old.out, new.out)
+    for refused, out in ((at_134, old.out), (at_135, new.out)):
+        assert ("error k8s-container" in out) == bool(refused), out
 
 
 SECRET = "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ndata:\n  password: VALUE\n"

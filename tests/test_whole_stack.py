@@ -535,18 +535,20 @@ BATCH_BAD = [
     ("cronjob-without-schedule", "  workloadKind: CronJob\n", "gpu-workload-kind", 10),
     ("job-fields-on-a-pod", "  job: {parallelism: 2}\n", "gpu-workload-kind", 10),
     ("cronjob-fields-on-a-job", "  workloadKind: Job\n  cronJob: {schedule: '@daily'}\n", "gpu-workload-kind", 11),
-    # parallelism without completions: SetDefaults_Job fills completions only when both are unset
+    # parallelism without completions: SetDefaults_Job fills completions only when both are unset;
+    # kube-apiserver reports the missing completions, which the policy's job block leaves out
     (
         "indexed-without-completions",
         "  workloadKind: Job\n  job:\n    completionMode: Indexed\n    parallelism: 4\n",
         "k8s-job",
-        12,
+        11,
     ),
+    # reported at the Pods' restartPolicy, which the policy sets (to OnFailure) on line 9
     (
         "pod-failure-policy-with-on-failure",
         "  workloadKind: Job\n  job:\n    podFailurePolicy:\n      rules: [{action: FailJob, onExitCodes: {operator: In, values: [3]}}]\n",
         "k8s-job",
-        12,
+        9,
     ),
     ("backoff-limit-twice", "  workloadKind: Job\n  backoffLimit: 2\n  job: {backoffLimit: 3}\n", "gpu-job-field", 12),
     ("completion-mode-enum", "  workloadKind: Job\n  job: {completionMode: indexed}\n", "k8s-job", 11),

@@ -8,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from generator.cache import policies as policies_kept
 from generator.errors import GeneratorError
 from generator.policies import validate as validate_policies
 from generator.preview.cost import CostWeights, SampleError, calculate_cost, current_time, deletion_cost_patch, pod_uid
@@ -31,7 +32,8 @@ def run(
     apply_to: str | None = None,
     kubeconfig: Path | None = None,
 ) -> int:
-    policy, problems = validate_policies.deletion_cost_policy(policy_dir, targets)
+    kept = policies_kept.Kept.of([policy_dir]) if policy_dir is not None else None
+    policy, problems = validate_policies.deletion_cost_policy(policy_dir, targets, kept)
     if has_errors(problems):
         return _fail(problems)
     try:

@@ -7,6 +7,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from generator.cache import policies as policies_kept
 from generator.errors import GeneratorError
 from generator.policies.targets import resolve_targets
 from generator.policies.validate import load_policies
@@ -27,7 +28,7 @@ def _hpa_floors(
 ) -> tuple[list[tuple[str, int, str]], list[Problem]]:
     """(target, minReplicas, namespace) of the ReplicatedService that renders this Deployment, in
     every target that selects it (its overrides applied), or in those `only` names."""
-    policies, problems = load_policies([policy_dir])
+    policies, problems = load_policies([policy_dir], kept=policies_kept.Kept.of([policy_dir]))
     if has_errors(problems):
         return [], problems
     targets, _ = resolve_targets(policies, only)

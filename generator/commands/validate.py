@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from generator import baseline, config
+from generator.cache import validated as kept_files
 from generator.errors import GeneratorError
 from generator.kube.api_versions import DEFAULT_VERSION
 from generator.kube.validate import validate_paths
@@ -47,6 +48,7 @@ def run(
         crds,
         excluded=settings.excluded if settings is not None else lambda name: False,
         feature_gates=dict(settings.feature_gates) if settings is not None else {},
+        kept_for=kept_files.Kept.of,
     )
     problems, by_config = config.silenced_by(settings, validated.problems)
     if write_baseline is not None:

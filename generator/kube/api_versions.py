@@ -127,6 +127,50 @@ def definitions(version: str) -> Any:
     return found
 
 
+_DEF_REF = "#/$defs/"
+
+
+def kind_definitions(version: str, api: str, kind: str) -> Any:
+    """The version's definitions one kind's schema reaches, and nothing else: what validating
+    that kind needs (a Deployment reaches 60 of the 735 definitions of 1.35), without the
+    descriptions no validator reads. gen's cache keeps them per kind, so a run that validates
+    objects of a few kinds never reads the whole 1.5 MB."""
+    path = folder(version) / "_definitions.json"
+    name = gen_cache.key(gen_cache.code() + f"{path}\0{api}\0{kind}".encode())
+    found = gen_cache.read("kind-definitions", name)
+    if found is None:
+        found = _reached(definitions(version), kind_schema(folder(version), api, kind))
+        gen_cache.write("kind-definitions", name, found)
+    return found
+
+
+def _reached(everything: Any, schema: Any) -> dict[str, Any]:
+    defs = everything.get("$defs", {})
+    kept: dict[str, Any] = {}
+    todo = [schema]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and _DEF_REF in ref:
+                name = ref.split(_DEF_REF, 1)[1]
+                if name not in kept and name in defs:
+                    kept[name] = _undescribed(defs[name])
+                    todo.append(kept[name])
+            todo += [value for key, value in node.items() if key != "$ref"]
+        elif isinstance(node, list):
+            todo += node
+    return {**{k: v for k, v in everything.items() if k != "$defs"}, "$defs": dict(sorted(kept.items()))}
+
+
+def _undescribed(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {key: _undescribed(value) for key, value in schema.items() if key != "description"}
+    if isinstance(schema, list):
+        return [_undescribed(value) for value in schema]
+    return schema
+
+
 @cache
 def _builtin_groups(version: str) -> frozenset[str]:
     """Every group the version's data names; its DeleteOptions lists the groups of old versions too."""

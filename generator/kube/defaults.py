@@ -59,8 +59,54 @@ def _ports(ports: Any, path: Path) -> Iterator[Fill]:
             yield (*path, i, "protocol"), "TCP"
 
 
+def _field_refs(items: Any, path: Path) -> Iterator[Fill]:
+    """SetDefaults_ObjectFieldSelector: a downward API file's fieldRef reads the v1 Pod."""
+    for i, item in enumerate(items if isinstance(items, list) else []):
+        ref = item.get("fieldRef") if isinstance(item, dict) else None
+        if isinstance(ref, dict) and not ref.get("apiVersion"):
+            yield (*path, i, "fieldRef", "apiVersion"), "v1"
+
+
+def _volumes(volumes: Any, path: Path) -> Iterator[Fill]:
+    """SetDefaults_Volume (a volume with no source is an emptyDir; an image volume pulls Always
+    for :latest, IfNotPresent otherwise), SetDefaults_ObjectFieldSelector,
+    SetDefaults_ServiceAccountTokenProjection (an hour) and the azureDisk defaults the v1 types
+    declare (cachingMode ReadWrite, kind Shared)."""
+    for i, volume in enumerate(volumes if isinstance(volumes, list) else []):
+        if not isinstance(volume, dict):
+            continue
+        at = (*path, i)
+        if all(value is None for key, value in volume.items() if key != "name"):
+            yield (*at, "emptyDir"), {}
+        image = volume.get("image")
+        if isinstance(image, dict) and not image.get("pullPolicy"):
+            reference = str(image.get("reference") or "")
+            tag = reference.split("@")[0].rpartition("/")[2].partition(":")[2]  # parsers.ParseImageName
+            latest = tag == "latest" or (not tag and "@" not in reference)
+            yield (*at, "image", "pullPolicy"), "Always" if latest else "IfNotPresent"
+        downward = volume.get("downwardAPI")
+        if isinstance(downward, dict):
+            yield from _field_refs(downward.get("items"), (*at, "downwardAPI", "items"))
+        projected = volume.get("projected")
+        sources = projected.get("sources") if isinstance(projected, dict) else None
+        for j, source in enumerate(sources if isinstance(sources, list) else []):
+            if not isinstance(source, dict):
+                continue
+            downward, token = source.get("downwardAPI"), source.get("serviceAccountToken")
+            if isinstance(downward, dict):
+                yield from _field_refs(downward.get("items"), (*at, "projected", "sources", j, "downwardAPI", "items"))
+            if isinstance(token, dict) and token.get("expirationSeconds") is None:
+                yield (*at, "projected", "sources", j, "serviceAccountToken", "expirationSeconds"), 3600
+        disk = volume.get("azureDisk")
+        if isinstance(disk, dict):
+            for key, value in (("cachingMode", "ReadWrite"), ("kind", "Shared")):
+                if disk.get(key) is None:
+                    yield (*at, "azureDisk", key), value
+
+
 def _pod_template(obj: dict[str, Any]) -> Iterator[Fill]:
-    """SetDefaults_ContainerPort (core/v1), on every container of the object's Pod spec."""
+    """SetDefaults_ContainerPort (core/v1), on every container of the object's Pod spec, and
+    the defaults of its volumes."""
     base = POD_SPEC_PATHS[str(obj.get("kind"))]
     spec = at_path(obj, base)
     if not isinstance(spec, dict):
@@ -70,6 +116,7 @@ def _pod_template(obj: dict[str, Any]) -> Iterator[Fill]:
         for i, container in enumerate(containers if isinstance(containers, list) else []):
             if isinstance(container, dict):
                 yield from _ports(container.get("ports"), (*base, group, i, "ports"))
+    yield from _volumes(spec.get("volumes"), (*base, "volumes"))
 
 
 def _service(obj: dict[str, Any]) -> Iterator[Fill]:

@@ -12,6 +12,8 @@ _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-
 _QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
 _IANA_SVC = re.compile(r"^[-a-z0-9]+\Z")
+_WILDCARD_DNS1123_SUBDOMAIN = re.compile(r"^\*\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
+_CONFIG_KEY = re.compile(r"[-._a-zA-Z0-9]+\Z")
 
 
 @lru_cache(maxsize=8192)  # manifests repeat their names and keys
@@ -57,6 +59,47 @@ def dns1123_subdomain(value: str) -> str | None:
     return None
 
 
+def wildcard_dns1123_subdomain(value: str) -> str | None:
+    """A wildcard host (apimachinery's IsWildcardDNS1123Subdomain): '*.' and a DNS subdomain."""
+    if len(value) > 253:
+        return "must be no more than 253 characters"
+    if not _WILDCARD_DNS1123_SUBDOMAIN.match(value):
+        return "must be a wildcard DNS-1123 subdomain: '*.' followed by a DNS subdomain"
+    return None
+
+
+def host_name(value: str) -> str | None:
+    """An Ingress rule's or TLS entry's host: a wildcard subdomain where it holds a '*', else a
+    DNS subdomain."""
+    return wildcard_dns1123_subdomain(value) if "*" in value else dns1123_subdomain(value)
+
+
+def port_number(value: int) -> str | None:
+    """apimachinery's IsValidPortNum."""
+    return None if 1 <= value <= 65535 else "must be between 1 and 65535, inclusive"
+
+
+def fully_qualified_domain_name(value: str) -> str | None:
+    """apimachinery's IsFullyQualifiedDomainName: a DNS subdomain of two labels or more (a
+    trailing dot allowed), each label a DNS label."""
+    name = value[:-1] if value.endswith(".") else value
+    if err := dns1123_subdomain(name):
+        return err
+    labels = name.split(".")
+    if len(labels) < 2:
+        return "should be a domain with at least two segments separated by dots"
+    return next((f"label {label!r} {err}" for label in labels if (err := dns1123_label(label))), None)
+
+
+def csi_driver_name(value: str) -> str | None:
+    """ValidateCSIDriverName: at most 63 characters, a DNS-1123 subdomain once lower-cased."""
+    if not value:
+        return "Required value"
+    if len(value) > 63:
+        return "must be no more than 63 characters"
+    return dns1123_subdomain(value.lower())
+
+
 @lru_cache(maxsize=8192)
 def qualified_name(value: str) -> str | None:
     """A label key / annotation key: [prefix/]name."""
@@ -88,6 +131,24 @@ def label_value(value: str) -> str | None:
     return None
 
 
+# apimachinery's httpPathRegexp: the characters an HTTP path may hold
+_HTTP_PATH = re.compile(r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+\Z")
+
+
+def domain_prefixed_path(value: str) -> str | None:
+    """IsDomainPrefixedPath: a DNS-1123 subdomain, '/', then an HTTP path (such as acme.io/foo)."""
+    if not value:
+        return "Required value"
+    host, _, path = value.partition("/")
+    if not host or not path:
+        return 'must be a domain-prefixed path (such as "acme.io/foo")'
+    if err := dns1123_subdomain(host):
+        return f"{host}: {err}"
+    if not _HTTP_PATH.match(path):
+        return f"{path}: Invalid path: must match the regex [A-Za-z0-9/\\-._~%!$&'()*+,;=:]+"
+    return None
+
+
 @lru_cache(maxsize=8192)
 def port_name(value: str) -> str | None:
     """IANA_SVC_NAME (RFC 6335), as kube-apiserver checks container and service port names."""
@@ -104,7 +165,21 @@ def port_name(value: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=8192)
+def config_map_key(key: str) -> str | None:
+    """IsConfigMapKey: what a ConfigMap or Secret key may be (it becomes a file name), and the
+    key a container's env takes from one."""
+    if len(key) > 253:
+        return "must be no more than 253 characters"
+    if not _CONFIG_KEY.match(key):
+        return "must consist of alphanumeric characters, '-', '_' or '.'"
+    if key in (".", ".."):
+        return "must not be '.' or '..'"
+    return None
+
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 def ip_sloppy(value: str) -> IPAddress | None:
@@ -120,3 +195,13 @@ def ip_sloppy(value: str) -> IPAddress | None:
         except ValueError:
             return None
     return None
+
+
+def cidr_sloppy(value: str) -> IPNetwork | None:
+    """netutils.ParseCIDRSloppy, as legacy fields parse CIDRs: an address (IPv4 parts may carry
+    leading zeros), '/', and a prefix length; bits beyond the prefix are masked off."""
+    address, slash, bits = value.partition("/")
+    ip = ip_sloppy(address)
+    if ip is None or not slash or not (bits.isdigit() and bits.isascii()) or int(bits) > ip.max_prefixlen:
+        return None
+    return ipaddress.ip_network(f"{ip}/{int(bits)}", strict=False)

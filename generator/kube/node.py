@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from generator.kube import names, pods
+from generator.kube import containers, names, pods
 from generator.kube.findings import Finding, error_at
 from generator.kube.quantity import parse_quantity
 from generator.schema_messages import shown
@@ -21,7 +21,7 @@ def check_runtime_class(obj: dict[str, Any]) -> Iterator[Finding]:
     overhead = obj.get("overhead")
     for name, raw in ((overhead or {}).get("podFixed") or {}).items() if isinstance(overhead, dict) else ():
         where = ("overhead", "podFixed", name)
-        if err := pods.resource_name_error(str(name)):
+        if err := containers.resource_name_error(str(name)):
             yield error_at(where, "k8s-resource-name", f"resource {name!r} {err}")
         elif (value := parse_quantity(raw)) is None or value < 0:
             yield error_at(where, "k8s-quantity", f"{raw!r} is not a quantity of 0 or more")

@@ -5,8 +5,10 @@ LimitRange's limits, an emptyDir's sizeLimit), and refuses what does not parse; 
 validation takes an enum field's declared values only. These checks come from the types, not
 from field-by-field rules: quantities and list-map keys from the version's OpenAPI schemas
 (kubernetes-validate's data), enum values from the API types' `+enum` declarations
-(schemas/kubernetes-api/enums.json, derived from k8s.io/api per release). One plan per
-version says which fields have anything to check; only those are walked.
+(schemas/kubernetes-api/enums.json, derived from k8s.io/api per release). Which fields of
+each kind ask anything is derived from both ahead, per version
+(schemas/kubernetes-api/field-checks/, by scripts/derive_kubernetes_field_checks.py); only
+those are walked.
 """
 
 from __future__ import annotations
@@ -23,159 +25,54 @@ from generator.kube.quantity import parse_quantity
 from generator.problems import Severity
 from generator.schema_messages import shown
 
-QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
-_REF = "#/$defs/"
 # resource.Quantity's own words when it does not parse (apimachinery/pkg/api/resource)
 _BYTES_SUFFIX = re.compile(r"^([+-]?[0-9.]+)\s*([KMGTPE])(i?)B$", re.IGNORECASE)
 
 
 class _Field:
-    """What one schema node asks: a quantity, one of the declared values, list-map keys; its
-    children; walk: whether anything below it asks anything."""
+    """What one field asks: a quantity, one of the declared values, list-map keys; and the
+    fields below it that ask anything (`walked`, `walked_extra`: additionalProperties; `items`)."""
 
-    __slots__ = ("enum", "extra", "items", "map_keys", "props", "quantity", "walk", "walked", "walked_extra")
+    __slots__ = ("enum", "items", "map_keys", "quantity", "walked", "walked_extra")
 
-    def __init__(self) -> None:
-        self.enum: tuple[str, ...] = ()
-        self.quantity = False
-        self.map_keys: tuple[str, ...] = ()
-        self.props: dict[str, _Field] = {}
+    def __init__(self, node: dict[str, Any]) -> None:
+        self.enum: tuple[str, ...] = tuple(node.get("e", ()))
+        self.quantity = "q" in node
+        self.map_keys: tuple[str, ...] = tuple(node.get("k", ()))
+        self.walked: dict[str, _Field] = {}
         self.items: _Field | None = None
-        self.extra: _Field | None = None
-        self.walk = False
-        self.walked: dict[str, _Field] = {}  # the props with anything to check, once marked
-        self.walked_extra: _Field | None = None  # extra, once marked, if it has anything to check
+        self.walked_extra: _Field | None = None
 
 
 @cache
-def _enum_values(version: str) -> dict[str, tuple[str, ...]]:
-    """`<definition>.<property>` -> the values it takes in version, for the fields that declare
-    any: read once per version, as a plan looks up every property of its kind (500 for a Deployment)."""
-    wanted = api_versions.parse_version(version)
-    out: dict[str, tuple[str, ...]] = {}
-    for field, history in schemas.read("kubernetes-api/enums.json")["fields"].items():
-        values: Any = None
-        for since, listed in history:
-            if api_versions.parse_version(since) <= wanted:
-                values = listed
-        if values:
-            out[field] = tuple(values)
-    return out
-
-
-class _Planner:
-    """Builds the fields of one Kubernetes version's definitions, each definition once."""
-
-    def __init__(self, version: str) -> None:
-        self.version = version
-        self.enums = _enum_values(version)
-        self.defs: dict[str, Any] = api_versions.definitions(version).get("$defs", {})
-        self.built: dict[str, _Field] = {}
-
-    def definition(self, name: str) -> _Field:
-        if name in self.built:
-            return self.built[name]
-        field = self.built[name] = _Field()  # before its properties: definitions may recur
-        self._fill(field, self.defs.get(name) or {}, name)
-        return field
-
-    def node(self, schema: Any, owner: str = "") -> _Field:
-        ref = schema.get("$ref") if isinstance(schema, dict) else None
-        if isinstance(ref, str) and _REF in ref:
-            name = ref.split(_REF, 1)[1]
-            if name == QUANTITY:
-                leaf = _Field()
-                leaf.quantity = True
-                return leaf
-            return self.definition(name)
-        field = _Field()
-        if isinstance(schema, dict):
-            self._fill(field, schema, owner)
-        return field
-
-    def _fill(self, field: _Field, schema: dict[str, Any], name: str) -> None:
-        props = schema.get("properties")
-        for key, sub in props.items() if isinstance(props, dict) else ():
-            if key in ("status", "apiVersion", "kind", "metadata"):
-                continue  # status is the cluster's to write; the rest are checked elsewhere
-            child = self.node(sub)
-            if name and (values := self.enums.get(f"{name}.{key}")):
-                child = _with_enum(child, values)
-            keys = sub.get("x-kubernetes-list-map-keys") if isinstance(sub, dict) else None
-            if isinstance(keys, list) and sub.get("x-kubernetes-list-type") == "map":
-                child = _with_map_keys(child, tuple(str(k) for k in keys))
-            field.props[key] = child
-        if isinstance(schema.get("items"), dict):
-            field.items = self.node(schema["items"])
-        if isinstance(schema.get("additionalProperties"), dict):
-            field.extra = self.node(schema["additionalProperties"])
-
-
-def _copy(field: _Field) -> _Field:
-    out = _Field()
-    out.enum, out.quantity, out.map_keys = field.enum, field.quantity, field.map_keys
-    out.props, out.items, out.extra = field.props, field.items, field.extra
-    return out
-
-
-def _with_enum(field: _Field, values: tuple[str, ...]) -> _Field:
-    out = _copy(field)
-    out.enum = values
-    return out
-
-
-def _with_map_keys(field: _Field, keys: tuple[str, ...]) -> _Field:
-    out = _copy(field)
-    out.map_keys = keys
-    return out
-
-
-def _mark(field: _Field, seen: set[int]) -> bool:
-    """Set walk on field and below; a definition met again on its own path counts as nothing."""
-    if id(field) in seen:
-        return field.walk
-    seen.add(id(field))
-    children = [*field.props.values(), *(c for c in (field.items, field.extra) if c is not None)]
-    below = [_mark(child, seen) for child in children]
-    field.walk = bool(field.enum or field.quantity or field.map_keys or any(below))
-    return field.walk
-
-
-def _prune(field: _Field, seen: set[int]) -> None:
-    """Keep, on field and below, the props that have anything to check (after _mark)."""
-    if id(field) in seen:
-        return
-    seen.add(id(field))
-    field.walked = {key: child for key, child in field.props.items() if child.walk}
-    field.walked_extra = field.extra if field.extra is not None and field.extra.walk else None
-    for child in (*field.props.values(), field.items, field.extra):
-        if child is not None:
-            _prune(child, seen)
-
-
-@cache
-def _kinds(version: str) -> dict[tuple[str, str, str], str]:
-    """(group, version, kind) -> the name of the definition that is the kind, in version."""
-    out: dict[tuple[str, str, str], str] = {}
-    for name, schema in api_versions.definitions(version).get("$defs", {}).items():
-        for gvk in schema.get("x-kubernetes-group-version-kind") or () if isinstance(schema, dict) else ():
-            if isinstance(gvk, dict):
-                out.setdefault((str(gvk.get("group")), str(gvk.get("version")), str(gvk.get("kind"))), name)
-    return out
+def _checks(version: str) -> dict[str, Any]:
+    """The version's derived field checks (scripts/derive_kubernetes_field_checks.py)."""
+    shipped = api_versions.folder(version).name[1:].split("-")[0]  # the schemas' own minor version
+    return schemas.read(f"kubernetes-api/field-checks/{api_versions.spell(api_versions.parse_version(shipped))}.json")
 
 
 @cache
 def plan(version: str, api: str, kind: str) -> _Field | None:
-    """The fields of one built-in kind in version; None for a kind it does not serve."""
-    schema = api_versions.kind_schema(api_versions.folder(version), api, kind)
-    if schema is None:
+    """The fields of one built-in kind in version that ask anything; None when none does, or
+    version does not serve the kind."""
+    data = _checks(version)
+    root = data["kinds"].get(f"{api}/{kind}")
+    if root is None:
         return None
-    planner = _Planner(version)
-    name = _kinds(version).get((*api_versions.split_api(api), kind))
-    root = planner.definition(name) if name is not None else planner.node(schema)
-    _mark(root, set())
-    _prune(root, set())
-    return root
+    nodes: list[dict[str, Any]] = data["nodes"]
+    made: dict[int, _Field] = {}
+
+    def field(at: int) -> _Field:
+        if at in made:
+            return made[at]
+        node = nodes[at]
+        out = made[at] = _Field(node)  # before its children: definitions recur
+        out.walked = {key: field(child) for key, child in node.get("p", {}).items()}
+        out.items = field(node["i"]) if "i" in node else None
+        out.walked_extra = field(node["x"]) if "x" in node else None
+        return out
+
+    return field(root)
 
 
 def check(obj: dict[str, Any], version: str, api: str, kind: str) -> list[Finding]:
@@ -183,7 +80,7 @@ def check(obj: dict[str, Any], version: str, api: str, kind: str) -> list[Findin
     declared ones, every repeated list-map key."""
     root = plan(version, api, kind)
     found: list[Finding] = []
-    if root is not None and root.walk:
+    if root is not None:
         _walk(root, obj, None, found)
     return found
 
@@ -227,13 +124,13 @@ def _walk(field: _Field, value: Any, trail: _Trail, found: list[Finding]) -> Non
                 if child.enum and sub and sub not in child.enum:
                     found.append(unsupported(_spelt((trail, key)), "k8s-enum", sub, child.enum))
             elif isinstance(sub, list) or (
-                isinstance(sub, dict) and (child.extra is not None or not child.walked.keys().isdisjoint(sub))
+                isinstance(sub, dict) and (child.walked_extra is not None or not child.walked.keys().isdisjoint(sub))
             ):
                 _walk(child, sub, (trail, key), found)
     elif isinstance(value, list):
         if field.map_keys and len(value) > 1 and _may_repeat(field.map_keys, value):
             found.extend(_repeated_keys(field.map_keys, value, trail))
-        enum, item = field.enum, field.items if field.items is not None and field.items.walk else None
+        enum, item = field.enum, field.items
         if not enum and item is None:
             return
         for i, sub in enumerate(value):
@@ -245,7 +142,7 @@ def _walk(field: _Field, value: Any, trail: _Trail, found: list[Finding]) -> Non
                     if isinstance(sub, _SCALARS) and not _is_quantity(sub):
                         found.append(_bad_quantity(sub, _spelt((trail, i))))
                 elif isinstance(sub, list) or (
-                    isinstance(sub, dict) and (item.extra is not None or not item.walked.keys().isdisjoint(sub))
+                    isinstance(sub, dict) and (item.walked_extra is not None or not item.walked.keys().isdisjoint(sub))
                 ):
                     _walk(item, sub, (trail, i), found)
 

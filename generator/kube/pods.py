@@ -1,27 +1,28 @@
 """kube-apiserver's rules for Pods and pod templates (pkg/apis/core/validation: ValidatePodSpec,
-its containers, volumes, affinity, tolerations and resources), and the pod-deletion-cost
-annotation the ReplicaSet controller reads.
+its volumes, affinity, tolerations and resources; its containers' are in containers.py), and the
+pod-deletion-cost annotation the ReplicaSet controller reads.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Set
 from decimal import Decimal
 from typing import Any
 
-from generator.kube import apps, names
+from generator.kube import containers, names
 from generator.kube import labels as labels_
+from generator.kube import volumes as volumes_
 from generator.kube.findings import Finding, Path, error_at, unsupported, warning_at
 from generator.kube.objectmeta import check_metadata
 from generator.kube.quantity import parse_quantity
-from generator.kube.scope import POD_SPEC_PATHS, at_path
+from generator.kube.scope import at_path
 from generator.problems import Severity
 from generator.schema_messages import shown
 
 DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
-STANDARD_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
-OVERCOMMITTABLE = STANDARD_RESOURCES
+# what a StatefulSet's volumeClaimTemplates become in its Pods: claims of their own
+_CLAIM_VOLUME: dict[str, Any] = {"persistentVolumeClaim": {}}
 
 
 # ---- pod-deletion-cost -------------------------------------------------------------------
@@ -61,80 +62,6 @@ def check_pod_template_annotations(meta: Any, path: Path, owner: str) -> Iterato
 
 
 # ---- pod spec ----------------------------------------------------------------------------
-
-
-def resource_name_error(name: str) -> str | None:
-    """validateContainerResourceName: standard names, or a valid extended resource name."""
-    if "/" not in name:
-        if name in STANDARD_RESOURCES or name.startswith("hugepages-"):
-            return None
-        return "must be a standard resource for containers"
-    if err := names.qualified_name(name):
-        return err
-    if not _is_extended(name):
-        return "must be a standard resource for containers"
-    if name.startswith("requests.") or names.qualified_name("requests." + name):
-        return "doesn't follow extended resource name standard"
-    return None
-
-
-def _is_extended(name: str) -> bool:
-    prefix = name.split("/")[0] if "/" in name else ""
-    return bool(prefix) and not (prefix == "kubernetes.io" or prefix.endswith(".kubernetes.io"))
-
-
-def _written(res: dict[str, Any], name: str, section: str = "limits") -> str:
-    """A quantity as the manifest wrote it (`512Mi`, never 536870912)."""
-    return str(res[section][name])
-
-
-def check_resources(res: Any, path: Path) -> Iterator[Finding]:
-    if not isinstance(res, dict):
-        return
-    parsed: dict[str, dict[str, Decimal]] = {"requests": {}, "limits": {}}
-    for section in ("requests", "limits"):
-        for name, raw in (res.get(section) or {}).items():
-            where = (*path, section, name)
-            if err := resource_name_error(str(name)):
-                yield error_at(where, "k8s-resource-name", f"resource {name!r} {err}")
-                continue
-            value = parse_quantity(raw)
-            if value is None:
-                yield error_at(where, "k8s-quantity", f"{raw!r} is not a valid quantity")
-                continue
-            if value < 0:
-                yield error_at(where, "k8s-quantity", f"{name} must be greater than or equal to 0")
-                continue
-            if (_is_extended(name) or name.startswith("hugepages-")) and value != value.to_integral_value():
-                yield error_at(where, "k8s-extended-resource-integer", f"{name} {raw!r} must be an integer")
-                continue
-            parsed[section][name] = value
-    requests, limits = parsed["requests"], parsed["limits"]
-    present = {*requests, *limits}
-    if any(n.startswith("hugepages-") for n in present) and not present & {"cpu", "memory"}:
-        yield error_at(path, "k8s-hugepages", "HugePages require cpu or memory")
-    for name, req in requests.items():
-        if _is_extended(name) or name.startswith("hugepages-"):
-            if name not in limits:
-                yield error_at(
-                    (*path, "requests", name),
-                    "k8s-extended-resource-limit",
-                    f"Limit must be set for non overcommitable resources ({name})",
-                    "set limits equal to requests (or only limits: requests default to them)",
-                )
-            elif limits[name] != req:
-                yield error_at(
-                    (*path, "requests", name),
-                    "k8s-extended-resource-limit",
-                    f"must be equal to {name} limit of {_written(res, name)}",
-                )
-        elif name in limits and req > limits[name]:
-            yield error_at(
-                (*path, "requests", name),
-                "k8s-request-over-limit",
-                f"{name} request {_written(res, name, 'requests')} must be less than or equal to {name} limit of "
-                f"{_written(res, name)}",
-            )
 
 
 _NODE_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"})
@@ -214,8 +141,9 @@ def check_affinity(affinity: Any, path: Path) -> Iterator[Finding]:
                 )
 
 
-def check_pod_spec(spec: Any, path: Path, owner: str, claims: Iterable[str] = ()) -> Iterator[Finding]:
-    """claims: a StatefulSet's volumeClaimTemplates, which its Pods mount as volumes."""
+def check_pod_spec(spec: Any, path: Path, owner: str, gates: Set[str], claims: Iterable[str] = ()) -> Iterator[Finding]:
+    """claims: a StatefulSet's volumeClaimTemplates, which its Pods mount as volumes; gates: the
+    feature gates on (containers.GATES) for the version."""
     if not isinstance(spec, dict):
         return
     policy = spec.get("restartPolicy")
@@ -247,230 +175,22 @@ def check_pod_spec(spec: Any, path: Path, owner: str, claims: Iterable[str] = ()
         ref = spec.get(field)
         if isinstance(ref, str) and ref and (err := names.dns1123_subdomain(ref)):
             yield error_at((*path, field), "k8s-name", f"{field} {ref!r} {err}")
-    seen: set[str] = set()
-    volumes = {str(v.get("name")) for v in spec.get("volumes") or [] if isinstance(v, dict)} | set(claims)
-    for group in ("initContainers", "containers"):
-        for i, c in enumerate(spec.get(group) or []):
-            cpath = (*path, group, i)
-            if not isinstance(c, dict):
-                continue
-            yield from _check_container_refs(c, cpath, group, volumes)
-            cname = str(c.get("name", ""))
-            if err := names.dns1123_label(cname):
-                yield error_at((*cpath, "name"), "k8s-name", f"container name {cname!r} {err}")
-            if cname in seen:
-                yield error_at((*cpath, "name"), "k8s-name", f"duplicate container name {cname!r}")
-            seen.add(cname)
-            port_names: set[str] = set()
-            for j, port in enumerate(c.get("ports") or []):
-                ppath = (*cpath, "ports", j)
-                pname = port.get("name")
-                if pname is not None:
-                    if err := names.port_name(str(pname)):
-                        yield error_at((*ppath, "name"), "k8s-port-name", f"port name {pname!r} {err}")
-                    if pname in port_names:
-                        yield error_at((*ppath, "name"), "k8s-port-name", f"duplicate port name {pname!r}")
-                    port_names.add(pname)
-                protocol = port.get("protocol")
-                if protocol is not None and protocol not in ("TCP", "UDP", "SCTP"):
-                    yield error_at(
-                        (*ppath, "protocol"), "k8s-port", f"Unsupported value: {protocol!r}: TCP, UDP or SCTP"
-                    )
-                number = port.get("containerPort")
-                if not isinstance(number, int) or not 1 <= number <= 65535:
-                    yield error_at((*ppath, "containerPort"), "k8s-port", "must be between 1 and 65535, inclusive")
-            yield from check_resources(c.get("resources"), (*cpath, "resources"))
-            if isinstance(c.get("readinessProbe"), dict) and "terminationGracePeriodSeconds" in c["readinessProbe"]:
-                yield error_at(
-                    (*cpath, "readinessProbe", "terminationGracePeriodSeconds"),
-                    "k8s-probe",
-                    "must not be set for readinessProbes",
-                )
-            pull = c.get("imagePullPolicy")
-            if pull is not None and pull not in ("Always", "IfNotPresent", "Never"):
-                yield error_at(
-                    (*cpath, "imagePullPolicy"),
-                    "k8s-enum",
-                    f"Unsupported value: {pull!r}: Always, IfNotPresent or Never",
-                )
-            image = c.get("image")
-            if owner == "Pod" and isinstance(image, str) and image != image.strip():
-                yield error_at((*cpath, "image"), "k8s-image", "must not have leading or trailing whitespace")
-            yield from _check_container_security(c.get("securityContext"), (*cpath, "securityContext"), spec)
-    for i, c in enumerate(spec.get("ephemeralContainers") or []):
-        if isinstance(c, dict) and not c.get("image"):
-            yield error_at(
-                (*path, "ephemeralContainers", i, "image"), "k8s-image", "Required value: a container needs an image"
-            )
+    volumes = {str(v.get("name")): v for v in spec.get("volumes") or [] if isinstance(v, dict)}
+    volumes.update(dict.fromkeys(claims, _CLAIM_VOLUME))
+    yield from containers.check_containers(spec, path, owner, volumes, gates)
     yield from check_affinity(spec.get("affinity"), (*path, "affinity"))
     yield from check_node_selector(spec.get("nodeSelector"), (*path, "nodeSelector"))
     yield from check_tolerations(spec.get("tolerations"), (*path, "tolerations"))
     yield from check_topology_spread(spec.get("topologySpreadConstraints"), (*path, "topologySpreadConstraints"))
     yield from check_pod_resources(spec, path)
     yield from check_host_ports(spec, path)
-    yield from check_volumes(spec.get("volumes"), (*path, "volumes"))
+    yield from volumes_.check_volumes(spec.get("volumes"), (*path, "volumes"))
     yield from _check_run_as_root(spec, path)
 
 
 def check_node_selector(selector: Any, path: Path) -> Iterator[Finding]:
     """ValidateLabels on a node selector: a key or value no label can have, no node carries."""
     yield from labels_.check_labels(selector, path, "k8s-node-selector")
-
-
-_HANDLERS = ("exec", "httpGet", "tcpSocket", "grpc")
-
-
-def _check_probes(c: dict[str, Any], path: Path) -> Iterator[Finding]:
-    """validateProbe / validateHandler: exactly one handler; liveness and startup succeed once."""
-    for field in ("readinessProbe", "livenessProbe", "startupProbe"):
-        probe = c.get(field)
-        if not isinstance(probe, dict):
-            continue
-        handlers = [h for h in _HANDLERS if h in probe]
-        if len(handlers) != 1:
-            message = "must specify a handler type" if not handlers else "may not specify more than 1 handler type"
-            yield error_at((*path, field), "k8s-probe", message, "one of exec, httpGet, tcpSocket, grpc")
-        if field != "readinessProbe" and probe.get("successThreshold", 1) != 1:
-            yield error_at((*path, field, "successThreshold"), "k8s-probe", "must be 1")
-
-
-def image_tag_problem(image: str) -> str | None:
-    """Why an image reference does not pin what runs: no tag and no digest, or `latest`."""
-    if "@" in image:
-        return None  # a digest pins it, whatever the tag says
-    name = image.rsplit("/", 1)[-1]
-    tag = name.partition(":")[2]
-    if not tag:
-        return f"image {image!r} has no tag: it runs whatever `latest` is when a node pulls it"
-    if tag == "latest":
-        return f"image {image!r} uses the moving tag latest"
-    return None
-
-
-def _check_container_refs(c: dict[str, Any], path: Path, group: str, volumes: set[str]) -> Iterator[Finding]:
-    """validateContainers / validateInitContainers / ValidateVolumeMounts / validateEnv: what a
-    container refers to, and what only sidecars or only regular containers may set."""
-    yield from _check_probes(c, path)
-    image = c.get("image")
-    if not image:
-        yield error_at((*path, "image"), "k8s-image", "Required value: a container needs an image")
-    elif isinstance(image, str) and (why := image_tag_problem(image)):
-        yield warning_at(
-            (*path, "image"),
-            "image-tag",
-            f"{why}: a rollout or a rescheduled Pod may run other code than was reviewed",
-            "pin a version tag, or a digest (@sha256:...)",
-        )
-    mount_paths: set[Any] = set()
-    for j, mount in enumerate(c.get("volumeMounts") or []):
-        if not isinstance(mount, dict):
-            continue
-        if mount.get("name") not in volumes:
-            yield error_at(
-                (*path, "volumeMounts", j, "name"),
-                "k8s-volume-mount",
-                f"volumeMount {mount.get('name')!r} names no volume of the Pod",
-                "add it to the Pod's volumes",
-            )
-        target = mount.get("mountPath")
-        if target in mount_paths:
-            yield error_at(
-                (*path, "volumeMounts", j, "mountPath"), "k8s-volume-mount", f"mountPath {target!r} must be unique"
-            )
-        mount_paths.add(target)
-        sub = mount.get("subPath")
-        if isinstance(sub, str) and (sub.startswith("/") or ".." in sub.split("/")):
-            yield error_at(
-                (*path, "volumeMounts", j, "subPath"), "k8s-volume-mount", "must be a relative path without '..'"
-            )
-    for j, var in enumerate(c.get("env") or []):
-        if not isinstance(var, dict):
-            continue
-        if var.get("value") and var.get("valueFrom") is not None:
-            yield error_at(
-                (*path, "env", j, "valueFrom"),
-                "k8s-env",
-                "may not be specified when `value` is not empty",
-                "keep value or valueFrom",
-            )
-        sources = [k for k in (var.get("valueFrom") or {}) if k in _ENV_SOURCES]
-        if var.get("valueFrom") is not None and len(sources) != 1:
-            yield error_at(
-                (*path, "env", j, "valueFrom"),
-                "k8s-env",
-                "must specify exactly one of fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef, fileKeyRef",
-            )
-    for j, source in enumerate(c.get("envFrom") or []):
-        if isinstance(source, dict) and ("configMapRef" in source) == ("secretRef" in source):
-            yield error_at((*path, "envFrom", j), "k8s-env", "must specify exactly one of configMapRef and secretRef")
-    restart = c.get("restartPolicy")
-    if group == "containers" and restart is not None:
-        yield error_at((*path, "restartPolicy"), "k8s-container", "may not be set for non-init containers")
-    if group == "initContainers" and restart not in (None, "Always"):
-        yield error_at(
-            (*path, "restartPolicy"),
-            "k8s-container",
-            "an init container's restartPolicy can only be Always (a sidecar)",
-        )
-    if group == "initContainers" and restart is None:
-        for probe in ("readinessProbe", "livenessProbe", "startupProbe", "lifecycle"):
-            if probe in c:
-                yield error_at(
-                    (*path, probe),
-                    "k8s-container",
-                    "may not be set for init containers without restartPolicy Always",
-                    "make it a sidecar (restartPolicy: Always) or drop it",
-                )
-
-
-_ENV_SOURCES = frozenset({"fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef"})
-
-
-# kube-apiserver compares the literal: `SYS_ADMIN` (as the container runtime spells it) passes
-_SYS_ADMIN = "CAP_SYS_ADMIN"
-
-
-_MAX_ID = 2147483647
-
-
-def _check_container_security(ctx: Any, path: Path, spec: dict[str, Any]) -> Iterator[Finding]:
-    """ValidateSecurityContext and validateLinux (pkg/apis/core/validation): user and group IDs
-    in range, an Unmasked procMount only in a user namespace, no Windows options on a Linux
-    Pod, and the combinations with allowPrivilegeEscalation false kube-apiserver refuses."""
-    if not isinstance(ctx, dict):
-        return
-    for field in ("runAsUser", "runAsGroup"):
-        value = ctx.get(field)
-        if isinstance(value, int) and not 0 <= value <= _MAX_ID:
-            yield error_at((*path, field), "k8s-security-context", f"must be between 0 and {_MAX_ID}, inclusive")
-    if ctx.get("procMount") == "Unmasked" and spec.get("hostUsers", True) is not False:
-        yield error_at(
-            (*path, "procMount"),
-            "k8s-security-context",
-            "`hostUsers` must be false to use `Unmasked`",
-            "an unmasked /proc is only safe in a user namespace: set spec.hostUsers: false",
-        )
-    if (spec.get("os") or {}).get("name") == "linux" and "windowsOptions" in ctx:
-        yield error_at(
-            (*path, "windowsOptions"), "k8s-security-context", "windows options cannot be set for a linux pod"
-        )
-    if ctx.get("allowPrivilegeEscalation") is not False:
-        return
-    if ctx.get("privileged") is True:
-        yield error_at(
-            (*path, "allowPrivilegeEscalation"),
-            "k8s-security-context",
-            "cannot set `allowPrivilegeEscalation` to false and `privileged` to true",
-            "a privileged container escalates by definition: drop one of the two",
-        )
-    added = ctx["capabilities"].get("add") or [] if isinstance(ctx.get("capabilities"), dict) else []
-    if _SYS_ADMIN in map(str, added):
-        yield error_at(
-            (*path, "allowPrivilegeEscalation"),
-            "k8s-security-context",
-            "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN",
-            "CAP_SYS_ADMIN allows escalation: drop one of the two",
-        )
 
 
 def _check_run_as_root(spec: dict[str, Any], path: Path) -> Iterator[Finding]:
@@ -656,25 +376,11 @@ def check_host_ports(spec: dict[str, Any], path: Path) -> Iterator[Finding]:
                 seen.add(key)
 
 
-def check_volumes(volumes: Any, path: Path) -> Iterator[Finding]:
-    seen: set[str] = set()
-    for i, volume in enumerate(volumes or []):
-        name = str((volume or {}).get("name", "")) if isinstance(volume, dict) else ""
-        sources = [key for key in volume or {} if key != "name"] if isinstance(volume, dict) else []
-        if len(sources) != 1:  # validateVolumeSource
-            message = "must specify a volume type" if not sources else "may not specify more than 1 volume type"
-            yield error_at((*path, i), "k8s-volume", message, f"found: {', '.join(sources)}" if sources else "")
-        if err := names.dns1123_label(name):
-            yield error_at((*path, i, "name"), "k8s-name", f"volume name {name!r} {err}")
-        elif name in seen:
-            yield error_at((*path, i, "name"), "k8s-name", f"Duplicate value: volume {name!r}")
-        seen.add(name)
-
-
 _TEMPLATE_OWNERS = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job"}
 
 
-def check_workload(obj: dict[str, Any]) -> Iterator[Finding]:
+def check_workload(obj: dict[str, Any], gates: Set[str]) -> Iterator[Finding]:
+    """gates: the feature gates on (containers.GATES) for the version the object is validated for."""
     kind = obj.get("kind")
     meta = obj.get("metadata")
     meta_annotations = meta.get("annotations") if isinstance(meta, dict) else None  # unknown kinds are unchecked
@@ -687,7 +393,8 @@ def check_workload(obj: dict[str, Any]) -> Iterator[Finding]:
         )
     if kind == "Pod":
         yield from check_pod_template_annotations(obj.get("metadata"), ("metadata",), "Pod")
-        yield from check_pod_spec(obj.get("spec"), ("spec",), "Pod")
+        yield from check_pod_spec(obj.get("spec"), ("spec",), "Pod", gates)
+        yield from volumes_.check_pod_volumes(obj)
         return
     spec = obj.get("spec") or {}
     if kind == "CronJob":
@@ -705,7 +412,7 @@ def check_workload(obj: dict[str, Any]) -> Iterator[Finding]:
         for claim in (spec.get("volumeClaimTemplates") or [] if kind == "StatefulSet" else [])
         if isinstance(claim, dict)
     ]
-    yield from check_pod_spec(template.get("spec"), (*tpath, "spec"), owner, claims)
+    yield from check_pod_spec(template.get("spec"), (*tpath, "spec"), owner, gates, claims)
     if (template.get("spec") or {}).get("ephemeralContainers"):  # ValidatePodTemplateSpec
         yield error_at(
             (*tpath, "spec", "ephemeralContainers"),
@@ -713,54 +420,3 @@ def check_workload(obj: dict[str, Any]) -> Iterator[Finding]:
             "ephemeral containers not allowed in pod template",
             "ephemeral containers are added to running Pods (kubectl debug), never templated",
         )
-    if kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"):
-        selector = spec.get("selector")
-        labels = (template.get("metadata") or {}).get("labels") or {}
-        if not selector or not (selector.get("matchLabels") or selector.get("matchExpressions")):
-            yield error_at(("spec", "selector"), "k8s-selector", f"empty selector is invalid for {kind.lower()}")
-        elif not labels_.selects(selector, labels):
-            yield error_at(("spec", "selector"), "k8s-selector", "`selector` does not match template `labels`")
-    if kind == "Deployment":
-        yield from apps.check_deployment(spec)
-
-
-# validateEnvVarName: a C identifier with '-' and '.' before RelaxedEnvironmentVariableValidation,
-# any printable ASCII but '=' after it
-_ENV_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
-_RELAXED_ENV_NAME = re.compile(r"[ -<>-~]+")  # printable ASCII (space to ~) but '='
-
-
-def _env_name_error(name: str, relaxed: bool) -> str | None:
-    if relaxed:
-        if not _RELAXED_ENV_NAME.fullmatch(name):
-            return "must consist of printable ASCII characters except '='"
-        return None
-    if not _ENV_NAME.match(name):
-        return "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit"
-    return None
-
-
-def check_env_names(obj: dict[str, Any], relaxed: bool) -> Iterator[Finding]:
-    """Environment variable names and envFrom prefixes, as the version's kube-apiserver checks
-    them (`relaxed`: RelaxedEnvironmentVariableValidation, on by default from 1.32)."""
-    kind = str(obj.get("kind"))
-    if kind not in POD_SPEC_PATHS:
-        return
-    spec_path = POD_SPEC_PATHS[kind]
-    spec = at_path(obj, spec_path)
-    if not isinstance(spec, dict):
-        return
-    for group in ("initContainers", "containers", "ephemeralContainers"):
-        for i, c in enumerate(spec.get(group) or []):
-            if not isinstance(c, dict):
-                continue
-            for j, var in enumerate(c.get("env") or []):
-                name = var.get("name") if isinstance(var, dict) else None
-                if isinstance(name, str) and (why := _env_name_error(name, relaxed)):
-                    yield error_at((*spec_path, group, i, "env", j, "name"), "k8s-env", f"{shown(name)}: {why}")
-            for j, source in enumerate(c.get("envFrom") or []):
-                prefix = source.get("prefix") if isinstance(source, dict) else None
-                if isinstance(prefix, str) and prefix and (why := _env_name_error(prefix, relaxed)):
-                    yield error_at(
-                        (*spec_path, group, i, "envFrom", j, "prefix"), "k8s-env", f"prefix {shown(prefix)}: {why}"
-                    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from generator.kube import names
+from generator.kube import labels, names
 from generator.kube.findings import Finding, Path, error_at, warning_at
 
 _RBAC_GROUP = "rbac.authorization.k8s.io"
@@ -19,6 +19,8 @@ def check_rbac(obj: dict[str, Any]) -> Iterator[Finding]:
         yield from _check_binding(obj, namespaced=kind == "RoleBinding")
     if kind not in ("Role", "ClusterRole"):
         return
+    if kind == "ClusterRole":
+        yield from _check_aggregation(obj.get("aggregationRule"))
     for i, rule in enumerate(obj.get("rules") or []):
         rule = rule or {}
         if not rule.get("verbs"):
@@ -49,6 +51,24 @@ def check_rbac(obj: dict[str, Any]) -> Iterator[Finding]:
                     f"{field} '*' grants everything, now and later",
                     "list what is needed",
                 )
+
+
+def _check_aggregation(rule: Any) -> Iterator[Finding]:
+    """ValidateClusterRole: an aggregationRule, when present, selects ClusterRoles by at least
+    one valid label selector."""
+    if not isinstance(rule, dict):
+        return
+    at: Path = ("aggregationRule", "clusterRoleSelectors")
+    selectors = rule.get("clusterRoleSelectors")
+    if not selectors:
+        yield error_at(
+            at,
+            "k8s-rbac",
+            "at least one clusterRoleSelector required if aggregationRule is non-nil",
+            "select the ClusterRoles to aggregate by their labels, or remove aggregationRule",
+        )
+    for i, selector in enumerate(selectors if isinstance(selectors, list) else []):
+        yield from labels.check_selector(selector, (*at, i), "k8s-rbac")
 
 
 def _check_binding(obj: dict[str, Any], namespaced: bool) -> Iterator[Finding]:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import replace
 from functools import cache, partial
 from pathlib import Path as FsPath
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import jsonschema_rs
 
@@ -29,10 +29,13 @@ from generator.kube import (
     apps,
     autoscaling,
     batch,
+    claims,
+    containers,
     coordination,
     core,
     crds,
     defaults,
+    discovery,
     kustomize,
     networking,
     node,
@@ -62,7 +65,7 @@ from generator.kube.scope import (
 from generator.problems import Problem, Severity, json_path
 from generator.schema_messages import shown
 from generator.yamlio.kube_scalars import plain_value
-from generator.yamlio.load import Document, YamlError, load_file, max_file_bytes, parse_yaml
+from generator.yamlio.load import Document, YamlError, load_file, parse_yaml
 
 if TYPE_CHECKING:  # the reference implementation is imported only to explain a failure
     from referencing import Registry
@@ -70,9 +73,8 @@ if TYPE_CHECKING:  # the reference implementation is imported only to explain a 
 LAST_APPLIED_LIMIT = 262144
 # The feature gates that change a verdict, from the version they are on by default (the others,
 # HPAScaleToZero among them, are off unless .gen.yaml's featureGates turns them on).
-# RelaxedEnvironmentVariableValidation: beta in 1.32, GA in 1.34.
-_ON_BY_DEFAULT = {"RelaxedEnvironmentVariableValidation": (1, 32)}
-CONFIGMAP_LIMIT = 1024 * 1024
+# RelaxedEnvironmentVariableValidation: beta in 1.32, GA in 1.34; ContainerRestartRules: beta in 1.35.
+_ON_BY_DEFAULT = {"RelaxedEnvironmentVariableValidation": (1, 32), "ContainerRestartRules": (1, 35)}
 # Compact JSON spends at most this many bytes per character of the YAML it was read from, when
 # that YAML has no aliases. The worst cases are a flow mapping of bare keys, `{a,b}` ->
 # `{"a":null,"b":null}` (4.5 bytes per character), and the same with 4-byte UTF-8 keys (6).
@@ -99,6 +101,16 @@ def load_kubernetes_schemas(version: str) -> None:
     _k8s_fast_registry(version)
 
 
+def _kind_registry(version: str, api_version: str, kind: str) -> jsonschema_rs.Registry:
+    """The version's whole registry where it is built already (parsed before worker processes
+    fork, for many files), else the definitions of this kind alone (a few objects)."""
+    if _k8s_fast_registry.cache_info().currsize:
+        return _k8s_fast_registry(version)
+    return jsonschema_rs.Registry(
+        [(K8S_BASE + "_definitions.json", api_versions.kind_definitions(version, api_version, kind))]
+    )
+
+
 @cache
 def k8s_validator(version: str, api_version: str, kind: str) -> schemas.TwoTierValidator | None:
     """The strict schema validator of one built-in kind, compiled once; None if version serves none."""
@@ -106,7 +118,8 @@ def k8s_validator(version: str, api_version: str, kind: str) -> schemas.TwoTierV
     if schema is None:
         return None
     name = api_versions.schema_file_name(api_version, kind)
-    fast = jsonschema_rs.Draft202012Validator(schema, registry=_k8s_fast_registry(version), base_uri=K8S_BASE + name)
+    registry = _kind_registry(version, api_version, kind)
+    fast = jsonschema_rs.Draft202012Validator(schema, registry=registry, base_uri=K8S_BASE + name)
     return schemas.TwoTierValidator(fast, lambda: _reference_validator(schema, version))
 
 
@@ -120,7 +133,8 @@ def _reference_validator(schema: Any, version: str) -> Any:
 GROUP_RULES: dict[tuple[str, str], Callable[[dict[str, Any]], Iterator[Finding]]] = {
     ("", "Service"): core.check_service,
     ("", "Endpoints"): core.check_endpoints,
-    ("", "PersistentVolumeClaim"): core.check_persistent_volume_claim,
+    ("", "Namespace"): core.check_namespace,
+    ("", "PersistentVolumeClaim"): claims.check_persistent_volume_claim,
     ("", "PersistentVolume"): core.check_persistent_volume,
     ("", "ConfigMap"): core.check_config_keys,
     ("", "Secret"): core.check_config_keys,
@@ -129,10 +143,17 @@ GROUP_RULES: dict[tuple[str, str], Callable[[dict[str, Any]], Iterator[Finding]]
     ("apps", "StatefulSet"): apps.check_stateful_set,
     ("node.k8s.io", "RuntimeClass"): node.check_runtime_class,
     ("coordination.k8s.io", "Lease"): coordination.check_lease,
+    ("discovery.k8s.io", "EndpointSlice"): discovery.check_endpoint_slice,
     ("apps", "DaemonSet"): apps.check_daemon_set,
+    ("apps", "Deployment"): apps.check_deployment,
+    ("apps", "ReplicaSet"): apps.check_replica_set,
+    ("apps", "ControllerRevision"): apps.check_controller_revision,
     ("storage.k8s.io", "StorageClass"): storage.check_storage_class,
     ("storage.k8s.io", "VolumeAttachment"): storage.check_volume_attachment,
-    ("batch", "Job"): lambda obj: batch.check_job_spec(obj.get("spec"), ("spec",)),
+    ("storage.k8s.io", "CSIDriver"): storage.check_csi_driver,
+    ("storage.k8s.io", "CSINode"): storage.check_csi_node,
+    ("storage.k8s.io", "VolumeAttributesClass"): storage.check_volume_attributes_class,
+    ("batch", "Job"): batch.check_job,
     ("batch", "CronJob"): batch.check_cron_job,
     ("policy", "PodDisruptionBudget"): policy.check_pod_disruption_budget,
     ("networking.k8s.io", "NetworkPolicy"): networking.check_network_policy,
@@ -337,8 +358,7 @@ class ManifestValidator:
         self, obj: dict[str, Any], api: str, group: str, kind: str, text: str | None, version: str
     ) -> Iterator[Finding]:
         """kube-apiserver's rules beyond the schema, and what holds for every object."""
-        yield from pods.check_workload(obj)
-        yield from pods.check_env_names(obj, self.gate("RelaxedEnvironmentVariableValidation", version))
+        yield from pods.check_workload(obj, frozenset(gate for gate in containers.GATES if self.gate(gate, version)))
         yield from rbac.check_rbac(obj)
         yield from self._pod_security(obj)
         yield from objectmeta.check_derived_names(obj)
@@ -572,15 +592,6 @@ def _compact_json_size(obj: dict[str, Any], text: str | None) -> int:
 
 
 def _check_size(obj: dict[str, Any], kind: str, text: str | None) -> Iterator[Finding]:
-    if kind == "ConfigMap":
-        data = sum(len(str(k)) + len(str(v).encode("utf-8")) for k, v in (obj.get("data") or {}).items())
-        if data > CONFIGMAP_LIMIT:
-            yield Finding(
-                ("data",),
-                "size-configmap",
-                Severity.ERROR,
-                f"ConfigMap data is {data} bytes; Kubernetes allows at most {CONFIGMAP_LIMIT}",
-            )
     size = _compact_json_size(obj, text)
     if size > LAST_APPLIED_LIMIT:
         yield Finding(
@@ -853,9 +864,11 @@ def validate_paths(
     crd_paths: Iterable[FsPath] = (),
     excluded: Callable[[str], bool] = lambda name: False,
     feature_gates: Mapping[str, bool] | None = None,
+    kept_for: KeptFor | None = None,
 ) -> Validated:
     """`gen validate`: every manifest below paths, in worker processes when there are many;
-    custom resources by the CRDs among them and below crd_paths.
+    custom resources by the CRDs among them and below crd_paths; `kept_for`: what the run
+    before judged, for these paths and this validator.
 
     CRDs from crd_paths are known from the start (read for their schemas only: their own
     findings count when they are among paths). Those among the inputs are learnt as the files
@@ -879,7 +892,7 @@ def validate_paths(
     validator = ManifestValidator(
         versions, plugins, enforced=None, definitions=definitions, feature_gates=feature_gates
     )
-    results = _validate_files(found, validator, _kept_results(paths, validator, given))
+    results = _validate_files(found, validator, kept_for(paths, validator, given) if kept_for is not None else None)
     learnt = [(data, name) for (_, name), result in zip(found, results, strict=True) for data in result.definitions]
     if learnt:
         definitions.add_all(learnt)
@@ -1266,31 +1279,22 @@ def _result_from_plain(plain: Any) -> FileResult:
     )
 
 
-# The findings of every file `gen validate` judged, by its name and content, in one bundle per
-# working directory, paths asked, and what files are judged with (versions, plugins, the CRDs
-# given, the size limit).
-_VALIDATED = "validated"
-_KEPT_BUNDLES = 16  # invocations (paths asked, versions, CRDs) remembered; the least recently used go first
+class Kept(Protocol):
+    """What judging files may take from the run before: the cache layer
+    (`generator.cache.validated`) answers, and decides what is the same; the stage only asks."""
+
+    def results(self, files: list[tuple[str, str]]) -> tuple[list[Any], list[str | None]]:
+        """Each file's result as plain values where it was judged before with the same name
+        and content (else None), and each file's key where it was read to look."""
+
+    def keep(self, key: str, plain: Any) -> None:
+        """A file judged this run."""
+
+    def save(self) -> None:
+        """Keep what this run judged for the next."""
 
 
-def _kept_results(paths: list[FsPath], validator: ManifestValidator, given: list[Any]) -> gen_cache.Bundle | None:
-    if gen_cache.directory(_VALIDATED) is None:
-        return None
-    asked = [os.getcwd(), *(os.path.realpath(path) for path in paths)]
-    try:
-        judged_with = gen_cache.stable_bytes(
-            (
-                asked,
-                validator.versions,
-                validator.plugins,
-                given,
-                max_file_bytes(),
-                sorted(validator.feature_gates.items()),
-            )
-        )
-    except ValueError:  # a value marshal does not know, in a CRD: nothing kept
-        return None
-    return gen_cache.Bundle(_VALIDATED, gen_cache.key(gen_cache.code() + judged_with), keep=_KEPT_BUNDLES)
+KeptFor = Callable[[list[FsPath], "ManifestValidator", list[Any]], "Kept | None"]
 
 
 # A judged file as a worker sends it: its result, the result as plain values when it is to be
@@ -1312,23 +1316,20 @@ _PLAIN_JUDGED: parallel.Codec[_Judged] = parallel.Codec(
 
 
 def _validate_files(
-    files: list[tuple[str, str]], validator: ManifestValidator, kept: gen_cache.Bundle | None = None
+    files: list[tuple[str, str]], validator: ManifestValidator, kept: Kept | None = None
 ) -> list[FileResult]:
     """Each file's result, in order; with `kept`, a file judged before with the same name and
     content is taken from it, and what this run judged is kept for the next."""
     results: list[FileResult | None] = [None] * len(files)
     keys: list[str | None] = [None] * len(files)  # each file's key, once read for a lookup
-    if kept is not None and kept.stored:
-        stamps = gen_cache.Stamps("", kept.name)
-        for i, file in enumerate(files):
-            keys[i] = key = gen_cache.file_key(*file, stamps)
-            plain = kept.stored.get(key) if key is not None else None
+    if kept is not None:
+        plains, keys = kept.results(files)
+        for i, (key, plain) in enumerate(zip(keys, plains, strict=True)):
             if key is None or plain is None:
                 continue
             with contextlib.suppress(TypeError, ValueError, IndexError):  # an entry that does not read
                 results[i] = _result_from_plain(plain)
-                kept.kept[key] = plain
-        stamps.save()
+                kept.keep(key, plain)
     todo = [i for i, result in enumerate(results) if result is None]
     processes = parallel.workers(len(todo))
     if processes > 1:
@@ -1341,7 +1342,7 @@ def _validate_files(
     for i, (result, plain, key) in zip(todo, judged, strict=True):
         results[i] = result
         if kept is not None and key is not None:
-            kept.kept[key] = plain
+            kept.keep(key, plain)
     if kept is not None:
         kept.save()
     return [

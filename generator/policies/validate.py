@@ -6,15 +6,15 @@ the pre-commit path stays fast.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
-from generator import cache, parallel
+from generator import parallel
 from generator.errors import GeneratorError
 from generator.files import named
 from generator.policies import manifests, rules
@@ -43,11 +43,11 @@ def _load_and_build(file: tuple[str, str]) -> Built:
     return [(None, problems), *(build_policy(doc) for doc in docs)]
 
 
-def _built_to_plain(built: Built) -> list[tuple[Any, ...]]:
+def built_to_plain(built: Built) -> list[tuple[Any, ...]]:
     return [(None if policy is None else policy.to_plain(), [p.to_plain() for p in found]) for policy, found in built]
 
 
-def _built_from_plain(plain: list[tuple[Any, ...]]) -> Built:
+def built_from_plain(plain: list[tuple[Any, ...]]) -> Built:
     return [
         (None if policy is None else Policy.from_plain(policy), [Problem.from_plain(p) for p in found])
         for policy, found in plain
@@ -55,61 +55,41 @@ def _built_from_plain(plain: list[tuple[Any, ...]]) -> Built:
 
 
 # Loader processes send policies as plain values: 19 ms instead of 31 ms for 750 of them.
-_PLAIN_POLICIES = parallel.Codec(_built_to_plain, _built_from_plain)
+_PLAIN_POLICIES = parallel.Codec(built_to_plain, built_from_plain)
 
-# The cache of built policies: per policy directory (and working directory, which names the
-# files), one bundle holding each file's plain form under the hash of its name and content.
-_BUILDS = "policies"
-_KEPT_BUNDLES = 32  # policy directories (and gen builds) remembered; the least recently used go first
+File = tuple[str, str]  # (path, the name findings give it)
 
 
-def _bundle_name(roots: Sequence[Path]) -> str:
-    where = "\0".join([os.getcwd(), *(os.path.realpath(root) for root in roots)])
-    return cache.key(cache.code() + where.encode())
+class Kept(Protocol):
+    """What loading and checking may take from the run before: the cache layer
+    (`generator.cache.policies`) answers, and decides what is the same; the stage only asks."""
+
+    def builds(self, files: list[File], build: Callable[[list[File]], list[Built]]) -> list[Built]:
+        """Each file's build, `build` called for those it does not keep."""
+
+    def checks(self, targets: list[Target], check: Callable[[Target], list[Problem]]) -> list[list[Problem]]:
+        """Each target's rule findings, `check` called for those it does not keep."""
 
 
-def _stored_builds(stored: dict[str, Any]) -> dict[str, tuple[Any, Built]]:
-    """The builds a bundle holds, plain and decoded (an entry that does not decode is built again)."""
-    builds: dict[str, tuple[Any, Built]] = {}
-    with cache.collector_paused():
-        for key, plain in stored.items():
-            with contextlib.suppress(TypeError, ValueError, KeyError, IndexError, AttributeError):
-                builds[key] = (plain, _built_from_plain(plain))
-    return builds
+def _build_files(files: list[File], meanwhile: Callable[[], object] | None = None) -> list[Built]:
+    """Each file loaded and built, large sets in worker processes (`meanwhile` done here while they load)."""
+    return parallel.map_in_order(
+        _load_and_build, files, parallel.workers(len(files)), meanwhile=meanwhile, codec=_PLAIN_POLICIES
+    )
 
 
 def load_policies(
-    paths: Iterable[Path], meanwhile: Callable[[], object] | None = None
+    paths: Iterable[Path], meanwhile: Callable[[], object] | None = None, kept: Kept | None = None
 ) -> tuple[list[Policy], list[Problem]]:
     """Stages 1 and 2a: files -> schema-valid policies with defaults (large sets in parallel,
-    with `meanwhile` done here while worker processes load). A file read before, unchanged,
-    is taken from the cache as a loader process would send it."""
+    with `meanwhile` done here while worker processes load); `kept`: what the run before built."""
     roots = list(paths)
     files, problems = named(roots)
-    caching = cache.directory(_BUILDS) is not None
-    bundle_name = _bundle_name(roots)
-    stamps = cache.Stamps("", bundle_name) if caching else None  # the policy files' stats, as last read
-    keys = [cache.file_key(path, name, stamps) if caching else None for path, name in files]
-    if stamps is not None:
-        stamps.save()
-    bundle = cache.Bundle(_BUILDS, bundle_name, keep=_KEPT_BUNDLES)
-    stored = _stored_builds(bundle.stored)
-    missing = [file for file, key in zip(files, keys, strict=True) if key not in stored]
-    processes = parallel.workers(len(missing))
-    fresh = iter(parallel.map_in_order(_load_and_build, missing, processes, meanwhile=meanwhile, codec=_PLAIN_POLICIES))
-    loaded: list[Built] = []
-    for key in keys:
-        if key in stored:
-            bundle.kept[key], built = stored[key]
-            loaded.append(built)
-        else:
-            loaded.append(next(fresh))
-            if key is not None:
-                bundle.kept[key] = _built_to_plain(loaded[-1])
-        for policy, _ in loaded[-1]:
-            if policy is not None and key is not None:
-                policy.doc.digest = key  # what later caches key on, instead of hashing the text again
-    bundle.save()
+    loaded = (
+        _build_files(files, meanwhile)
+        if kept is None
+        else kept.builds(files, partial(_build_files, meanwhile=meanwhile))
+    )
     built = [item for found in loaded for item in found]
     real = {name: path for path, name in files}
     for policy, _ in built:
@@ -134,47 +114,18 @@ def _unclaimed(built: Built, claimed: set[str]) -> Built:
 
 
 def check_policies(
-    policies: list[Policy], only: tuple[str, ...] = (), broken: frozenset[tuple[str, str]] = frozenset()
+    policies: list[Policy],
+    only: tuple[str, ...] = (),
+    broken: frozenset[tuple[str, str]] = frozenset(),
+    kept: Kept | None = None,
 ) -> tuple[list[Target], list[Problem]]:
     """Stage 2b: targets and cross-policy rules (each problem reported once); `broken` names
-    the policies that failed to load, whose own findings say why."""
+    the policies that failed to load, whose own findings say why; `kept`: what the run before found."""
     targets, problems = resolve_targets(policies, only, broken)
-    found = [
-        (target.name, problem) for target, checked in zip(targets, _checks(targets), strict=True) for problem in checked
-    ]
+    checks = [rules.check_target(t) for t in targets] if kept is None else kept.checks(targets, rules.check_target)
+    found = [(target.name, problem) for target, checked in zip(targets, checks, strict=True) for problem in checked]
     held = [p for p in per_target(found, len(targets)) if replace(p, targets=()) not in problems]
     return targets, problems + held
-
-
-# The findings of each target's rules, under what the target is made from: a target none of
-# whose policies changed is not checked again.
-_CHECKS = "checks"
-_KEPT_CHECKS = 32  # working directories (and gen builds) remembered, the least recently used going first
-
-
-def _checks(targets: list[Target]) -> list[list[Problem]]:
-    """rules.check_target of each target, taken from the run before where nothing it reads changed."""
-    if cache.directory(_CHECKS) is None:
-        return [rules.check_target(target) for target in targets]
-    bundle = cache.Bundle(_CHECKS, cache.key(cache.code() + os.getcwd().encode()), keep=_KEPT_CHECKS)
-    found = []
-    for target in targets:
-        try:
-            key: str | None = cache.key(target.made_from)
-        except ValueError:  # a value marshal does not know, in the target's settings
-            key = None
-        checked = None
-        if key is not None and key in bundle.stored:
-            with contextlib.suppress(TypeError, ValueError):  # an entry that does not read
-                checked = [Problem.from_plain(p) for p in bundle.stored[key]]
-                bundle.kept[key] = bundle.stored[key]
-        if checked is None:
-            checked = rules.check_target(target)
-            if key is not None:
-                bundle.kept[key] = [p.to_plain() for p in checked]
-        found.append(checked)
-    bundle.save()
-    return found
 
 
 class Linted(NamedTuple):
@@ -187,13 +138,19 @@ class Linted(NamedTuple):
     concerns: Callable[[str], bool]
 
 
-def lint(paths: Sequence[Path], meanwhile: Callable[[], object] | None = None) -> Linted:
+def lint(
+    paths: Sequence[Path],
+    meanwhile: Callable[[], object] | None = None,
+    kept_for: Callable[[list[Path]], Kept | None] | None = None,
+) -> Linted:
     """Policy checks for the given files, judged within the policy directory each belongs to
-    (`meanwhile`: preparation done while worker processes load a large directory)."""
+    (`meanwhile`: preparation done while worker processes load a large directory; `kept_for`:
+    what the run before kept for those directories)."""
     asked = [p.resolve() for p in paths]
     roots = sorted({f.parent if f.is_file() else f for f in asked})
-    policies, problems = load_policies(roots, meanwhile)
-    targets, semantic = check_policies(policies, broken=_broken(problems))
+    kept = kept_for(roots) if kept_for is not None else None
+    policies, problems = load_policies(roots, meanwhile, kept)
+    targets, semantic = check_policies(policies, broken=_broken(problems), kept=kept)
     problems += semantic
 
     exactly = {str(a) for a in asked}
@@ -238,11 +195,13 @@ def _broken(problems: list[Problem]) -> frozenset[tuple[str, str]]:
     return frozenset(found)
 
 
-def deletion_cost_policy(policy_dir: Path | None, only: tuple[str, ...] = ()) -> tuple[Policy, list[Problem]]:
+def deletion_cost_policy(
+    policy_dir: Path | None, only: tuple[str, ...] = (), kept: Kept | None = None
+) -> tuple[Policy, list[Problem]]:
     """The DeletionCostPolicy of the selected targets (the built-in one when there is none)."""
     if policy_dir is None:
         return builtin_policy("DeletionCostPolicy"), []
-    policies, problems = load_policies([policy_dir])
+    policies, problems = load_policies([policy_dir], kept=kept)
     if has_errors(problems):
         return builtin_policy("DeletionCostPolicy"), problems
     targets, problems = resolve_targets(policies, only)

@@ -8,28 +8,23 @@ import with the loading instead of paying for it before the first policy is read
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from generator import gitops, parallel
-from generator.kube import crds, pod_security, scope, updates
+from generator import parallel
+from generator.kube import crds, pod_security
 from generator.kube.api_versions import DEFAULT_VERSION
 from generator.kube.scope import is_definition
 from generator.kube.validate import SHAPE_UNSURE, ManifestValidator, load_kubernetes_schemas, quote_hint
 from generator.layout import GITOPS_DIR
-from generator.policies import context
 from generator.policies.policy import Policy
 from generator.policies.targets import Target
-from generator.problems import Problem, Severity, has_errors, json_path
-from generator.render import links, up_to_date, write
-from generator.render.reuse import Reuse
+from generator.problems import Problem, Severity, json_path
+from generator.render import links, templates, write
 from generator.render.templates import Manifest, TargetRender, compile_templates, render_gitops, render_target
 from generator.yamlio.serialize import dump_yaml
-
-if TYPE_CHECKING:
-    from generator.preview import sync
 
 # Kinds a repository holds by the hundred: their templates are worth compiling ahead.
 _NUMEROUS_KINDS = ("ReplicatedService", "GpuWorkload")
@@ -142,7 +137,28 @@ def _plan_target(render: TargetRender) -> tuple[write.DirPlan, list[Problem], di
     return plan, problems, owners
 
 
-Outcome = tuple[list[write.DirPlan], list[Problem], list["sync.Change"]]
+class PreviousRender(templates.Previous, Protocol):
+    """What judging a target's objects may take from an earlier run (`generator.cache.renders`)."""
+
+    def judging_with(self, *inputs: Any) -> None:
+        """What this run judges objects with."""
+
+    def judged(self, manifest: Manifest, settled: Any) -> tuple[str, list[Problem]] | None:
+        """The object's text and findings from last time, if it is the same object judged the same way."""
+
+    def keep_judged(self, manifest: Manifest, settled: Any, text: str, found: list[Problem]) -> None:
+        """An object judged this run."""
+
+
+@dataclass
+class Planned:
+    """A target's directories and findings, with the objects each directory's files hold (what
+    a sync of them is planned from: `generator.preview.committed`)."""
+
+    plans: list[write.DirPlan]
+    problems: list[Problem]
+    objects: list[dict[str, Manifest]]  # per plan: file -> the object it holds
+    gitops: list[Manifest]  # the Argo CD Applications / Flux Kustomizations that sync the target
 
 
 # The rules that judge objects of several policies together, which a render of only some of a
@@ -156,15 +172,13 @@ def render_and_plan(
     definitions: Sequence[tuple[Any, str]] = (),
     only: Callable[[Policy], bool] | None = None,
     processes: int = 1,
-    written: bool = False,
-) -> Outcome:
-    """Stages 3-4 for one target: its directory and, if asked, its GitOps objects' directory,
-    and what syncing them changes against the render committed in out (None: no render to
-    compare with, as for `gen lint`). `only` renders and judges just some policies' objects,
-    without the checks across all of the target's objects (`gen lint` of a few files).
-    `processes`: how many the target's policies and objects are spread over; `written`: out
-    is made to hold this render next."""
-    reuse = Reuse.of(target) if out is not None and only is None else None
+    reuse: PreviousRender | None = None,
+) -> Planned:
+    """Stages 3-4 for one target: its directory and, if asked, its GitOps objects' directory
+    (`out`: the output directory they are named for; None for `gen lint`). `only` renders and
+    judges just some policies' objects, without the checks across all of the target's objects
+    (`gen lint` of a few files). `processes`: how many the target's policies and objects are
+    spread over; `reuse`: what an earlier run rendered and judged, when the cache is on."""
     rendered, problems = render_target(target, only, processes, reuse)
     settled = links.settle(rendered.manifests)
     plugins = _declared_plugins(target)
@@ -214,18 +228,11 @@ def render_and_plan(
         problems += links.shared_claims(well_formed, target.name)
     plan, found, owners = _plan_target(rendered)
     problems.extend(found)
-    engines = target.engines
-    # what a sync changes is asked only of a render that can be synced: an object Kubernetes
-    # refuses (a patch that wrote a string into replicas) has no size to plan with
-    synced = out if not has_errors(problems) else None
-    changes = _changes(target.name, engines, synced, plan, owners) if synced is not None else []
-    against_output = _job_immutable(changes, owners)  # findings about syncing over the committed render
     namespaces = {m.namespace for m in owners.values() if m.namespace}
-    plans = [plan]
+    planned = Planned([plan], problems, [owners], [])
     repo_path = target.gitops.get("path") or f"{out.name if out is not None else 'deploy'}/{target.output_dir}"
     manifests, found = render_gitops(target, repo_path, namespaces)
     problems.extend(found)
-    against_output += _namespaces_not_created(target, owners, changes, manifests)
     if manifests:
         gitops_plan = write.DirPlan(f"{GITOPS_DIR}/{target.name}")
         listed: dict[str, Manifest] = {}
@@ -243,83 +250,17 @@ def render_and_plan(
             "# Generated by gen. The GitOps objects that sync this target, kept outside the directory they sync.\n"
             + dump_yaml(listing)
         ).encode("utf-8")
-        plans.append(gitops_plan)
-        if synced is not None:
-            changes += _changes(target.name, engines, synced, gitops_plan, listed)
-    if reuse is not None and out is not None:
-        reuse.save()
-        up_to_date.keep(target, out, definitions, plans, problems, written)
+        planned.plans.append(gitops_plan)
+        planned.objects.append(listed)
+        planned.gitops = manifests
     _LAST_RENDER[:] = [rendered, reuse, judged, settled]
-    return plans, problems + against_output, changes
+    return planned
 
 
 # The last target's objects stay referenced until the process ends, and the CLI ends it without
 # freeing them: freeing a 10,000-service target (its objects, their policies) took 0.15 s.
 # Each target frees the one before, so a render holds at most one more than it works on.
 _LAST_RENDER: list[object] = []
-
-
-def _changes(
-    target: str, engines: gitops.Engines, out: Path, plan: write.DirPlan, owners: dict[str, Manifest]
-) -> list[sync.Change]:
-    from generator.preview import engine, sync  # only a render compared with its previous output needs it
-
-    directory = write.safe_dir(out, plan.reldir)
-    objects = {rel: m.obj for rel, m in owners.items()}
-    return engine.verdicts(
-        sync.plan_directory(target, engines, directory, plan.digests(), objects), engines, directory, objects
-    )
-
-
-def _job_immutable(changes: list[sync.Change], owners: dict[str, Manifest]) -> list[Problem]:
-    """`job-immutable`: what each engine does with a Job whose immutable fields changed."""
-    problems = []
-    for change in changes:
-        if change.kind != "Job" or change.refusal is None:
-            continue
-        manifest = owners[change.rel]
-        problems.append(
-            manifest.problem(
-                change.refusal.changed,
-                "job-immutable",
-                f"{manifest.title}: {updates.spelled(change.refusal.changed)} changed and a Job's "
-                f"{updates.spelled(change.refusal.field)} is immutable: Argo CD's sync fails until the Job is "
-                f"deleted; Flux (force) deletes and recreates it, restarting its Pods",
-                severity=Severity.WARNING,
-                hint="set spec.whenChanged: newName to run each change as a new Job"
-                if manifest.policy.kind == "GpuWorkload"
-                else "give the changed Job a new name, or delete the Job before the sync",
-            )
-        )
-    return problems
-
-
-def _namespaces_not_created(
-    target: Target, owners: dict[str, Manifest], changes: list[sync.Change], gitops_objects: list[Manifest]
-) -> list[Problem]:
-    """Namespaces that objects created by this sync need and that nothing creates: with
-    createNamespaces false, neither gen nor (beyond its destination) Argo CD makes them."""
-    if target.create_namespaces:
-        return []
-    made = {m.name for m in owners.values() if m.group_kind == ("", "Namespace")}
-    for app in gitops_objects:
-        made.add(str(scope.at_path(app.obj, ("spec", "destination", "namespace")) or ""))
-    needed = sorted(
-        {c.namespace for c in changes if c.action == "create" and c.namespace} - made - context.SYSTEM_NAMESPACES
-    )
-    if not needed:
-        return []
-    return [
-        target.policy.problem(
-            ("createNamespaces",),
-            "namespace-not-created",
-            f"target {target.name!r} creates objects in namespace{'s' if len(needed) > 1 else ''} "
-            f"{', '.join(needed)}, which no object creates (createNamespaces: false)",
-            severity=Severity.WARNING,
-            hint="bring Namespace objects in a Manifests policy, or create them before the first sync "
-            "(Argo CD's CreateNamespace=true creates only its destination namespace)",
-        )
-    ]
 
 
 def _declared_plugins(target: Target) -> list[str]:

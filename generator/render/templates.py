@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache, cached_property, partial
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -33,9 +33,6 @@ from generator.render import patches, skeletons
 from generator.resources import data_dir
 from generator.yamlio.load import Document, YamlError, parse_yaml
 from generator.yamlio.serialize import canonical, dump_yaml, yaml_scalar
-
-if TYPE_CHECKING:
-    from generator.render.reuse import Reuse
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gen"}
 Path = tuple[str | int, ...]
@@ -89,11 +86,14 @@ class Manifest:
 
     @cached_property
     def kind(self) -> str:
-        return str(self.obj.get("kind", ""))
+        """The object's kind; empty when a patch left it anything but a string (its finding says so)."""
+        kind = self.obj.get("kind", "")
+        return kind if isinstance(kind, str) else ""
 
     @property
     def name(self) -> str:
-        return str(self.obj.get("metadata", {}).get("name", ""))
+        name = self.obj.get("metadata", {}).get("name", "")
+        return "" if isinstance(name, (dict, list)) else str(name)  # a patch's structure is no name
 
     @cached_property
     def namespace(self) -> str | None:
@@ -406,8 +406,12 @@ def _origins(policy: Policy, obj: dict[str, Any]) -> list[tuple[Path, Path]]:
         )
         found += [((*pod, "containers", 0, key), (*at, key)) for key in fields if key in podspec.container_fields()]
         found += [((*pod, key), ("spec", "pod", key)) for key in written.get("pod") or {}]
+        if "restartPolicy" in written:  # the policy's own, on the Pods it renders
+            found.append(((*pod, "restartPolicy"), ("spec", "restartPolicy")))
         job: Path = ("spec", "jobTemplate", "spec") if kind == "CronJob" else ("spec",)
         if kind != "Pod":
+            if "job" in written:  # what kube-apiserver says of a Job field the policy leaves unset
+                found.append((job, ("spec", "job")))
             found += [((*job, key), ("spec", key)) for key in ctx.JOB_SHORTHANDS if key in written]
             found += [((*job, key), ("spec", "job", key)) for key in written.get("job") or {}]
             found += [(("spec", key), ("spec", "cronJob", key)) for key in written.get("cronJob") or {}]
@@ -505,8 +509,22 @@ _PACKED: parallel.Codec[_Packed] = parallel.Codec(
 )
 
 
+class Previous(Protocol):
+    """What a render may take from an earlier run of the same target: the cache layer
+    (`generator.cache.renders`) answers, and decides what is the same; the render only asks."""
+
+    def rendered(self, policy: Policy, target: Target) -> PolicyOutput | None:
+        """The policy's objects as rendered last time from the same inputs, or None."""
+
+    def keep(self, policy: Policy, target: Target, packed: bytes) -> None:
+        """A policy rendered this run, as marshal data."""
+
+    def made(self, manifest: Manifest, policy: Policy, index: int) -> None:
+        """The manifest is its policy's index-th object."""
+
+
 def render_target(
-    target: Target, only: Callable[[Policy], bool] | None = None, processes: int = 1, reuse: Reuse | None = None
+    target: Target, only: Callable[[Policy], bool] | None = None, processes: int = 1, reuse: Previous | None = None
 ) -> tuple[TargetRender, list[Problem]]:
     """The target's objects (those of the policies `only` picks, when given) and its Namespaces,
     the policies spread over `processes`; the same objects in the same order whatever their number.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -721,15 +721,3 @@ def load_file(path: str | Path, display: str | None = None, kube: bool = False) 
             )
         ]
     return load_text(text, name, kube, limit)
-
-
-def load_documents(paths: Iterable[Path]) -> tuple[list[Document], list[Problem]]:
-    from generator.files import named  # the walk lives with the rules on which files to read
-
-    files, problems = named(paths)
-    docs: list[Document] = []
-    for path, name in files:
-        found, errs = load_file(path, name)
-        docs.extend(found)
-        problems.extend(errs)
-    return docs, problems
