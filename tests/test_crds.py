@@ -399,7 +399,7 @@ CRD_MUTATIONS = {
             "pendingWorkloads:\n                format: int32\n",
         ),
         "pendingWorkloads:",
-        "type must not be empty",
+        "must not be empty for specified object fields",
     ),
     "type inside anyOf": (
         DEFINITION.replace(
@@ -413,7 +413,7 @@ CRD_MUTATIONS = {
     "map without keys": (
         DEFINITION.replace("                x-kubernetes-list-map-keys:\n                - type\n", ""),
         "conditions:",
-        "x-kubernetes-list-map-keys must not be empty",
+        "must not be empty if x-kubernetes-list-type is map",
     ),
     "group without a dot": (
         DEFINITION.replace("group: kueue.x-k8s.io", "group: kueue").replace(

@@ -283,6 +283,7 @@ class _Compiled:
     program: Any = None
     error: str | None = None
     optional: bool = False
+    literal: str | None = None  # the CEL type of an expression that is one literal: "int", "list"...
 
 
 @cache
@@ -298,7 +299,38 @@ def _compiled(rule: str) -> _Compiled:
             return _Compiled(optional=True)
         lines = str(err).strip().splitlines()
         return _Compiled(error=lines[0] if lines else type(err).__name__)
-    return _Compiled(program=env.program(tree, functions=_library()))
+    return _Compiled(program=env.program(tree, functions=_library()), literal=_literal(tree))
+
+
+# the parse tree's names for a literal, and the CEL type it has
+_LITERALS = {
+    "BOOL_LIT": "bool",
+    "INT_LIT": "int",
+    "UINT_LIT": "uint",
+    "FLOAT_LIT": "double",
+    "STRING_LIT": "string",
+    "BYTES_LIT": "bytes",
+    "NULL_LIT": "null_type",
+    "list_lit": "list",
+    "map_lit": "map",
+}
+
+
+def _literal(tree: Any) -> str | None:
+    """The type of an expression that is a single literal (down the chain of one-child nodes)."""
+    node = tree
+    while getattr(node, "children", None) is not None and len(node.children) == 1:
+        if str(node.data) in _LITERALS:
+            return _LITERALS[str(node.data)]
+        node = node.children[0]
+    kind = getattr(node, "type", None) or str(getattr(node, "data", ""))
+    return _LITERALS.get(str(kind))
+
+
+def literal_type(rule: str) -> str | None:
+    """The CEL type of an expression that is one literal (`6`, `'x'`, `[1]`), or None: what its
+    value is without type checking, so a literal of the wrong type is certainly refused."""
+    return _compiled(rule).literal
 
 
 def parse_error(rule: str) -> str | None:

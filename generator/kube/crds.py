@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 import jsonschema_rs
 
 from generator import schemas
-from generator.kube import api_versions, names
+from generator.kube import api_versions, apiextensions, names
 from generator.kube.findings import Finding, Path
 from generator.kube.scope import CRD_GROUP, is_definition
 from generator.problems import Problem, Severity
@@ -452,6 +452,27 @@ def _walk(plan: _Plan, value: Any, path: Path) -> Iterator[Finding]:
             yield from _rule_findings(rule, node, path)
 
 
+def _refused_by_own_schema(default: Any, node: dict[str, Any]) -> str:
+    """Why the node's own schema (its types, enums, bounds, patterns) refuses its default, or ""."""
+    import jsonschema  # only CRDs with defaults pay for it
+
+    validator = jsonschema.Draft202012Validator(json_schema(node, structural=False))
+    found = jsonschema.exceptions.best_match(validator.iter_errors(default))
+    return in_words(found) if found is not None else ""
+
+
+def _judged_default(node: dict[str, Any], default: Any, path: Path) -> Iterator[Finding]:
+    """What a CRD node refuses in its own default, as ValidateDefaults runs it when the CRD is
+    stored: its types, enums, bounds and patterns, then its formats and x-kubernetes-validations
+    rules. Errors of the CRD."""
+    if why := _refused_by_own_schema(default, node):
+        yield apiextensions.error(path, f"Invalid value: {why}", "the default must be a value the field accepts")
+        return
+    for finding in _walk(_Plan(node), default, path):
+        if finding.severity is Severity.ERROR:
+            yield replace(finding, rule="crd-invalid", message=f"Invalid value: the default: {finding.message}")
+
+
 # ---- a CRD and the custom resources it defines ---------------------------------------------
 
 
@@ -525,6 +546,9 @@ def schema_findings(validator: schemas.TwoTierValidator, obj: Any, rule: str) ->
                     at_key=True,
                 )
             continue
+        if err.validator == "required" and isinstance(err.instance, dict):
+            missing = next((key for key in err.validator_value if key not in err.instance), None)
+            path = path if missing is None else (*path, missing)  # kube-apiserver's field.Required path
         yield Finding(path, rule, Severity.ERROR, in_words(err))
 
 
@@ -808,11 +832,10 @@ def check_definition(crd: dict[str, Any]) -> Iterator[Finding]:
             ("metadata", "name"),
             f'name {shown(name)} must be spec.names.plural+"."+spec.group: {plural}.{group}',
         )
-    for field in ("plural", "singular", "listKind", "kind"):
-        value = names_.get(field)
-        if isinstance(value, str) and value and (err := names.dns1035_label(value.lower())):
-            yield _invalid(("spec", "names", field), f"{field} {shown(value)} {err}")
+    yield from apiextensions.check_names(names_)
     yield from _spec_enums(spec)
+    yield from apiextensions.check_conversion(spec)
+    yield from apiextensions.check_api_approval(crd)
     versions = _listed(spec.get("versions"))
     if not versions:
         yield _invalid(("spec", "versions"), "Required value: must have at least one version")
@@ -827,15 +850,18 @@ def check_definition(crd: dict[str, Any]) -> Iterator[Finding]:
             yield _invalid(("spec", "versions", i, "name"), f"version {shown(vname)} {err}")
         seen.add(str(vname))
         yield from _printer_columns(version.get("additionalPrinterColumns"), ("spec", "versions", i))
-        yield from _scale(_mapping(_mapping(version.get("subresources")).get("scale")), ("spec", "versions", i))
+        subresources = _mapping(version.get("subresources"))
+        yield from _scale(_mapping(subresources.get("scale")), ("spec", "versions", i))
+        yield from apiextensions.check_version(version, ("spec", "versions", i))
         schema = _mapping(version.get("schema")).get("openAPIV3Schema")
         at: Path = ("spec", "versions", i, "schema", "openAPIV3Schema")
         if not isinstance(schema, dict):
-            yield _invalid(("spec", "versions", i), "schemas are required: set schema.openAPIV3Schema")
+            yield _invalid(at, "Required value: schemas are required")
             continue
         if schema.get("type") != "object":
             yield _invalid((*at, "type"), "must be object at the root")
         yield from _structural(schema, at, root=True)
+        yield from apiextensions.check_schema(schema, at, subresources.get("status") is not None, _judged_default)
     if versions and sum(1 for v in versions if isinstance(v, dict) and v.get("storage")) != 1:
         yield _invalid(("spec", "versions"), "must have exactly one version marked as storage version")
 
@@ -921,7 +947,24 @@ def _invalid(path: Path, message: str, hint: str = "") -> Finding:
 # What x-kubernetes-int-or-string may spell out in its anyOf or allOf (validation.go's exception).
 _INT_OR_STRING = ({"type": "integer"}, {"type": "string"})
 _SCHEMA_TYPES = ("array", "boolean", "integer", "number", "object", "string")
-_NOT_IN_VALUE_VALIDATIONS = ("type", "additionalProperties", "default", "title", "description")
+
+
+def _forbidden_in_value_validation(key: str, value: Any) -> bool:
+    """validateNestedValueValidation: what a structural schema keeps out of allOf, anyOf, oneOf
+    and not (Go's zero values are no use: an empty title, a false flag)."""
+    if key in ("type", "title", "description", "x-kubernetes-list-map-keys", "x-kubernetes-validations"):
+        return bool(value)
+    if key in ("default", "additionalProperties", "x-kubernetes-list-type", "x-kubernetes-map-type"):
+        return value is not None
+    return key in _FLAGS and value is True
+
+
+_FLAGS = (
+    "nullable",
+    "x-kubernetes-preserve-unknown-fields",
+    "x-kubernetes-embedded-resource",
+    "x-kubernetes-int-or-string",
+)
 
 
 def _structural(
@@ -930,22 +973,26 @@ def _structural(
     """apiextensions' structural schema rules (schema/validation.go), on one node and below."""
     if value_validation:
         for key in node:  # (validateValueValidation: "must be empty to be structural")
-            if (
-                key in _NOT_IN_VALUE_VALIDATIONS
-                or str(key).startswith("x-kubernetes-")
-                or (key == "nullable" and node[key] is True)
-            ):
+            if _forbidden_in_value_validation(str(key), node[key]):
                 yield _invalid((*path, key), f"{key} must not be set inside allOf, anyOf, oneOf or not")
     elif (
         "type" not in node
         and not node.get("x-kubernetes-int-or-string")
         and not node.get("x-kubernetes-preserve-unknown-fields")
+        and not node.get("x-kubernetes-embedded-resource")  # (must be object: _extensions)
     ):
-        yield _invalid(path, "type must not be empty for specified object fields (the schema is not structural)")
+        where = (
+            "at the root"
+            if root
+            else "for specified array items"
+            if path[-1] == "items"
+            else "for specified object fields"
+        )
+        yield _invalid((*path, "type"), f"Required value: must not be empty {where} (the schema is not structural)")
     if "properties" in node and "additionalProperties" in node:
         yield _invalid((*path, "additionalProperties"), "additionalProperties and properties are mutually exclusive")
     if node.get("type") == "array" and "items" not in node and not value_validation:
-        yield _invalid(path, "items must be specified for an array")
+        yield _invalid((*path, "items"), "Required value: must be specified for an array")
     if node.get("uniqueItems") is True:
         yield _invalid(
             (*path, "uniqueItems"),
@@ -1028,18 +1075,22 @@ def _rules_compile(node: dict[str, Any], path: Path) -> Iterator[Finding]:
             if isinstance(text, str) and text.strip():
                 from generator.kube import cel  # only CRDs with rules pay for the CEL runtime
 
-                if (error := cel.parse_error(text)) is not None:
-                    yield _invalid(
-                        (*path, "x-kubernetes-validations", i, key),
-                        f"compilation failed: {error}",
-                        "check the CEL syntax",
-                    )
+                wanted, hint = ("bool" if key == "rule" else "string"), "check the CEL syntax"
+                if (error := cel.parse_error(text)) is None and cel.literal_type(text) not in (None, wanted):
+                    error = f"{'cel expression' if key == 'rule' else key} must evaluate to a {wanted}"
+                    hint = f"the {key} must return a {wanted}"
+                if error is not None:
+                    yield _invalid((*path, "x-kubernetes-validations", i, key), f"compilation failed: {error}", hint)
 
 
 def _list_type(node: dict[str, Any], path: Path) -> Iterator[Finding]:
     kind, keys = node.get("x-kubernetes-list-type"), node.get("x-kubernetes-list-map-keys")
-    if keys is not None and kind != "map":
-        yield _invalid((*path, "x-kubernetes-list-map-keys"), "is set only with x-kubernetes-list-type: map")
+    if keys and kind != "map":
+        yield _invalid(
+            (*path, "x-kubernetes-list-type"),
+            f"{'Required value' if kind is None else f'Invalid value: {shown(kind)}'}: "
+            "must be map if x-kubernetes-list-map-keys is non-empty",
+        )
     if kind == "set":  # a set's items are compared whole: lists and objects in it must be atomic
         items_of_set = _mapping(node.get("items"))
         if items_of_set.get("type") == "array" and items_of_set.get("x-kubernetes-list-type", "atomic") != "atomic":
@@ -1056,7 +1107,9 @@ def _list_type(node: dict[str, Any], path: Path) -> Iterator[Finding]:
         return
     items: dict[str, Any] = node["items"] if isinstance(node.get("items"), dict) else {}
     if not keys:
-        yield _invalid(path, "x-kubernetes-list-map-keys must not be empty if x-kubernetes-list-type is map")
+        yield _invalid(
+            (*path, "x-kubernetes-list-map-keys"), "Required value: must not be empty if x-kubernetes-list-type is map"
+        )
         return
     if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
         return  # not a list of names: the CRD's own schema refuses it (k8s-schema)
@@ -1070,6 +1123,7 @@ def _list_type(node: dict[str, Any], path: Path) -> Iterator[Finding]:
             yield _invalid((*path, "x-kubernetes-list-map-keys"), f"entries {shown(key)} must be a property of items")
         elif key not in required and "default" not in (props.get(key) or {}):
             yield _invalid(
-                (*path, "items", "properties", key),
-                f"map key {shown(key)} must be required or have a default",
+                (*path, "items", "properties", key, "default"),
+                f"Required value: map key {shown(key)} is in x-kubernetes-list-map-keys, so it must have a default "
+                "or be a required property",
             )
