@@ -17,6 +17,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import yaml
 
+from generator.errors import GeneratorError
 from generator.problems import Problem, Severity
 from generator.yamlio import kube_scalars
 
@@ -47,10 +48,8 @@ def configure_max_file_mib(mib: int | None) -> None:
 
 def max_file_bytes() -> int:
     """The largest file or stdin gen reads: $GEN_MAX_FILE_MIB, else .gen.yaml's, else 64 MiB."""
-    from generator.errors import GeneratorError
-
-    raw = os.environ.get(MAX_FILE_ENV, "").strip()
-    if raw:
+    raw = os.environ.get(MAX_FILE_ENV)
+    if raw is not None and (raw := raw.strip()):
         try:
             mib = int(raw)
         except ValueError:
