@@ -251,6 +251,16 @@ def test_a_repeated_list_map_key_is_named(gen, tmp_path: Path) -> None:
     assert _validate(gen, tmp_path, PORTS.replace("SECOND", "protocol: UDP"), "--strict").code == 0
 
 
+def test_a_default_fills_only_an_unset_string_never_a_value_of_another_type(gen, tmp_path: Path) -> None:
+    """SetDefaults_ContainerPort fills an absent, null or empty protocol; a number there never
+    decodes into the string field, so kube-apiserver refuses it before any default (found by
+    the patch fuzz: `protocol: 0` was defaulted over and written)."""
+    refused = _validate(gen, tmp_path, PORTS.replace("SECOND", "protocol: 0"))
+    assert refused.code == 1 and "k8s-schema" in refused.out and ":19:" in refused.out, refused.out
+    for unset in ('protocol: ""', "protocol: null"):
+        assert "k8s-schema" not in _validate(gen, tmp_path, PORTS.replace("SECOND", unset)).out
+
+
 DUPLICATE_KEY = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  name: other\ndata: {}\n"
 
 

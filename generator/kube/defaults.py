@@ -19,14 +19,21 @@ RBAC_GROUP = "rbac.authorization.k8s.io"
 Fill = tuple[Path, Any]
 
 
+def _unset(mapping: dict[str, Any], key: str) -> bool:
+    """A string field a SetDefaults_* fills: absent, null or empty (Go's zero value). A number,
+    a boolean or a structure there never decodes into the string, so it is left for the schema
+    to refuse, not defaulted over."""
+    return mapping.get(key) in (None, "")
+
+
 def _role_binding(obj: dict[str, Any]) -> Iterator[Fill]:
     """SetDefaults_RoleBinding, SetDefaults_ClusterRoleBinding and SetDefaults_Subject (rbac/v1)."""
     ref = obj.get("roleRef")
-    if isinstance(ref, dict) and not ref.get("apiGroup"):
+    if isinstance(ref, dict) and _unset(ref, "apiGroup"):
         yield ("roleRef", "apiGroup"), RBAC_GROUP
     subjects = obj.get("subjects")
     for i, subject in enumerate(subjects if isinstance(subjects, list) else []):
-        if isinstance(subject, dict) and not subject.get("apiGroup") and subject.get("kind") in ("User", "Group"):
+        if isinstance(subject, dict) and _unset(subject, "apiGroup") and subject.get("kind") in ("User", "Group"):
             yield ("subjects", i, "apiGroup"), RBAC_GROUP
 
 
@@ -55,7 +62,7 @@ def _deployment(obj: dict[str, Any]) -> Iterator[Fill]:
 
 def _ports(ports: Any, path: Path) -> Iterator[Fill]:
     for i, port in enumerate(ports if isinstance(ports, list) else []):
-        if isinstance(port, dict) and not port.get("protocol"):
+        if isinstance(port, dict) and _unset(port, "protocol"):
             yield (*path, i, "protocol"), "TCP"
 
 
@@ -63,7 +70,7 @@ def _field_refs(items: Any, path: Path) -> Iterator[Fill]:
     """SetDefaults_ObjectFieldSelector: a downward API file's fieldRef reads the v1 Pod."""
     for i, item in enumerate(items if isinstance(items, list) else []):
         ref = item.get("fieldRef") if isinstance(item, dict) else None
-        if isinstance(ref, dict) and not ref.get("apiVersion"):
+        if isinstance(ref, dict) and _unset(ref, "apiVersion"):
             yield (*path, i, "fieldRef", "apiVersion"), "v1"
 
 
@@ -79,7 +86,7 @@ def _volumes(volumes: Any, path: Path) -> Iterator[Fill]:
         if all(value is None for key, value in volume.items() if key != "name"):
             yield (*at, "emptyDir"), {}
         image = volume.get("image")
-        if isinstance(image, dict) and not image.get("pullPolicy"):
+        if isinstance(image, dict) and _unset(image, "pullPolicy"):
             reference = str(image.get("reference") or "")
             tag = reference.split("@")[0].rpartition("/")[2].partition(":")[2]  # parsers.ParseImageName
             latest = tag == "latest" or (not tag and "@" not in reference)
@@ -124,7 +131,7 @@ def _service(obj: dict[str, Any]) -> Iterator[Fill]:
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
-    if not spec.get("type"):
+    if _unset(spec, "type"):
         yield ("spec", "type"), "ClusterIP"
     yield from _ports(spec.get("ports"), ("spec", "ports"))
 
