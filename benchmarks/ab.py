@@ -97,6 +97,8 @@ def main() -> None:
         parser.error("give gen's arguments after --")
     ok_codes = tuple(int(code) for code in args.ok.split(","))
 
+    if args.work is not None:
+        Path(args.work).mkdir(parents=True, exist_ok=True)  # a RAM disk's folder is gone after a reboot
     with tempfile.TemporaryDirectory(prefix="gen-ab-", dir=args.work) as tmp:
         work = Path(tmp)
         template = work / "repo"

@@ -501,6 +501,8 @@ def main() -> None:
         f" load average {os.getloadavg()[0]:.1f} at the start"
     )
     print("columns: what ran, its cache (cold: emptied before each run; kept: kept between runs), wall, CPU, peak RSS")
+    if args.work is not None:
+        Path(args.work).mkdir(parents=True, exist_ok=True)  # a RAM disk's folder is gone after a reboot
     with tempfile.TemporaryDirectory(prefix="gen-bench-", dir=args.work) as tmp:
         work = Path(tmp)
         check_jsonschema = bench_lint(args.runs, work)
