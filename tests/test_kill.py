@@ -122,6 +122,52 @@ def test_killed_at_every_step(versions, tmp_path: Path, monkeypatch: pytest.Monk
     assert outcomes == {"old", "new"} and budget > 20
 
 
+@pytest.fixture
+def one_change(policy_copy: Path, tmp_path: Path) -> tuple[Path, dict[str, bytes], list[write.DirPlan]]:
+    """An output holding a render (with a hand-written file beside gen's) and the plans of the
+    render after one policy's edit: one directory changes."""
+    out = tmp_path / "deploy"
+    write.write_all(out, _plans(policy_copy, out))
+    (out / "lab" / "NOTES.md").write_text("hand-written\n")
+    edit(policy_copy / "data-processor.yaml", "replicas: 5", "replicas: 6")
+    return out, tree(out), _plans(policy_copy, out)
+
+
+def test_one_changed_directory_is_exchanged_alone_and_killed_at_every_step(
+    one_change, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With one directory changed, only that directory is staged and exchanged; a kill at any
+    step still leaves the old output or the new one, the hand-written file kept, no staging left."""
+    out, old, plans = one_change
+    new = _new_tree(out, plans, tmp_path)
+    assert old != new and new["lab/NOTES.md"] == b"hand-written\n"
+    exchanged: list[tuple[str, str]] = []
+    real = write._exchange
+    monkeypatch.setattr(write, "_exchange", lambda a, b: exchanged.append((a.name, b.name)) or real(a, b))
+    backup = tmp_path / "backup"
+    shutil.copytree(out, backup, symlinks=True)
+    outcomes = set()
+    for budget in range(10_000):
+        shutil.rmtree(out)
+        shutil.copytree(backup, out, symlinks=True)
+        clock = Clock(budget)
+        with monkeypatch.context() as m:
+            m.setattr(write, "os", Faulty(os, clock))
+            m.setattr(write, "shutil", Faulty(shutil, clock))
+            m.setattr(write, "open", Faulty(__import__("builtins"), clock).open, raising=False)
+            with contextlib.suppress(Killed):
+                write.write_all(out, plans)
+        write.recover(out)
+        now = tree(out) if out.exists() else {}
+        assert now in (old, new), f"mixed output after a kill at step {budget}"
+        assert not [p for p in out.parent.iterdir() if p.name.startswith(".gen-staging-")]
+        outcomes.add("new" if now == new else "old")
+        if not clock.dead:
+            break
+    assert outcomes == {"old", "new"} and budget > 10
+    assert exchanged and {target for _, target in exchanged} == {"lab"}  # the directory, never out
+
+
 def test_sigkill_of_a_real_render(policy_copy: Path, tmp_path: Path) -> None:
     """The real entry point, killed with SIGKILL at spread-out moments of its run."""
     app = policy_copy / "data-processor.yaml"

@@ -464,7 +464,8 @@ def write_all(out: Path, plans: list[DirPlan]) -> list[str]:
 
     The new tree is staged beside out (unchanged and hand-written files hard-linked in, new
     files written and flushed to disk) and then exchanged with out in a single rename, so a reader or
-    a killed render only ever sees the old output or the new one, never a mix.
+    a killed render only ever sees the old output or the new one, never a mix; when one directory
+    changed, that directory alone is staged and exchanged the same way.
     """
     out = Path(os.path.abspath(out))
     directories = {plan.reldir: safe_dir(out, plan.reldir) for plan in plans}
@@ -491,6 +492,8 @@ def write_all(out: Path, plans: list[DirPlan]) -> list[str]:
         changed.append(plan)
     if not changed:
         return []
+    if len(changed) == 1 and _write_one_directory(changed[0], directories, wanted, kept, out):
+        return [changed[0].reldir]
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = _staging_name(out, "")
     if staging.exists():
@@ -521,6 +524,46 @@ def write_all(out: Path, plans: list[DirPlan]) -> list[str]:
             raise GeneratorError(f"could not write {out}: {err}; the previous output is unchanged") from err
         raise
     return [plan.reldir for plan in changed]
+
+
+def _write_one_directory(
+    plan: DirPlan, directories: dict[str, Path], wanted: dict[str, dict[str, bytes]], kept: set[str], out: Path
+) -> bool:
+    """The one directory that changed, staged beside out and exchanged with its old self in one
+    renameat2: as atomic as swapping the whole tree, but linking and later removing only that
+    directory's files, not every file of out (20,000 links and unlinks at 10,000 services).
+    False, with nothing touched, where the directory is new, goes away, or the exchange is not
+    supported: the whole tree is swapped then."""
+    directory = directories[plan.reldir]
+    if plan.remove or not directory.is_dir() or _libc("renameat2") is None:
+        return False
+    staging = _staging_name(out, "dir-")
+    if staging.exists():
+        shutil.rmtree(staging)
+    prefix = f"{plan.reldir}/"
+    replaced = {rel for rel in [*owned_files(directory), MANIFEST_FILE] if prefix + rel not in kept}
+    try:
+        staging.mkdir()
+        _carry_over(directory, staging, replaced)
+        files = [
+            (os.path.join(staging, rel), data)
+            for rel, data in sorted(wanted[plan.reldir].items())
+            if prefix + rel not in kept
+        ]
+        for parent in sorted({os.path.dirname(path) for path, _ in files}):
+            os.makedirs(parent, exist_ok=True)
+        _write_files(files, staging)
+        os.chmod(staging, stat.S_IMODE(directory.stat().st_mode))
+        if not _exchange(staging, directory):
+            shutil.rmtree(staging)
+            return False
+        shutil.rmtree(staging)  # now the directory as it was
+    except BaseException as err:
+        shutil.rmtree(staging, ignore_errors=True)
+        if isinstance(err, OSError):
+            raise GeneratorError(f"could not write {out}: {err}; the previous output is unchanged") from err
+        raise
+    return True
 
 
 def _swap_in(staging: Path, out: Path) -> None:
