@@ -646,3 +646,42 @@ def test_a_crd_whose_root_properties_are_no_mapping_is_no_crash(gen, tmp_path: P
     assert run.code in (0, 1) and "Traceback" not in run.err, run.err
     among = gen("validate", definition, tmp_path / "cr.yaml")
     assert among.code == 1 and "crd.yaml:15:21: error k8s-schema" in among.out, among.out
+
+
+NOT_A_SCHEMA = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              policy:
+                type: string
+                enum: 0
+                default: Never
+"""
+
+
+def test_a_default_under_a_node_that_is_no_schema_is_not_judged_by_it(gen, tmp_path: Path) -> None:
+    """`enum: 0` is no schema: the CRD is refused for it, at its line, and the default beside it
+    is not judged against it (found by the CRD mutation fuzz: it crashed)."""
+    crd = tmp_path / "crd.yaml"
+    crd.write_text(NOT_A_SCHEMA)
+    widget = tmp_path / "widget.yaml"
+    widget.write_text("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: apps}\nspec: {}\n")
+    for run in (gen("validate", crd), gen("validate", widget, "--crds", crd)):
+        assert run.code in (0, 1) and "internal error" not in run.err, run.err
+    assert "crd.yaml:22:23: error k8s-schema" in gen("validate", crd).out

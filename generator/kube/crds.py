@@ -456,8 +456,12 @@ def _refused_by_own_schema(default: Any, node: dict[str, Any]) -> str:
     """Why the node's own schema (its types, enums, bounds, patterns) refuses its default, or ""."""
     import jsonschema  # only CRDs with defaults pay for it
 
-    validator = jsonschema.Draft202012Validator(json_schema(node, structural=False))
-    found = jsonschema.exceptions.best_match(validator.iter_errors(default))
+    schema = json_schema(node, structural=False)
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.exceptions.SchemaError:
+        return ""  # a node that is no schema (an enum that is no list) is refused for that, not its default
+    found = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(default))
     return in_words(found) if found is not None else ""
 
 
