@@ -544,7 +544,7 @@ def test_mutated_manifests_of_every_kind_give_located_findings(tmp_path_factory,
     (NetworkPolicy, Ingress, budgets, claims, ConfigMaps, admission policies, webhooks,
     StatefulSets, DaemonSets, Jobs, CronJobs, Services, quotas, LimitRanges, a Namespace):
     never a crash, every finding at a line, no raw expression or repr in a message."""
-    from generator.kube.validate import validate_paths
+    from generator.kube.repository import validate_paths
 
     docs = copy.deepcopy(KIND_DOCS)
     _mutate(data, docs[data.draw(st.integers(min_value=0, max_value=len(docs) - 1))])
@@ -567,7 +567,7 @@ def test_mutated_crds_and_custom_resources_give_located_findings(tmp_path_factor
     """Random edits of real CRDs (their schemas, list types, CEL rules) and of the custom
     resources they judge, the CRDs among the files or under --crds: never a crash, every finding
     at a line, no raw expression or repr in a message."""
-    from generator.kube.validate import validate_paths
+    from generator.kube.repository import validate_paths
 
     docs = copy.deepcopy(CRD_DOCS)
     name = data.draw(st.sampled_from(sorted(docs)))

@@ -602,7 +602,7 @@ def test_secure_objects_do_not_warn(gen, tmp_path: Path, name: str) -> None:
 
 def test_parallel_validation_finds_what_serial_finds(tmp_path: Path, monkeypatch) -> None:
     from generator import cache, parallel
-    from generator.kube.validate import validate_paths
+    from generator.kube.repository import validate_paths
 
     for name, (obj, _) in INVALID.items():
         (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(obj))

@@ -11,7 +11,7 @@ import pytest
 
 from generator import cache
 from generator.cache.validated import Kept
-from generator.kube.validate import Validated, validate_paths
+from generator.kube.repository import Validated, validate_paths
 from tests.conftest import ROOT, crd, edit
 
 NAMESPACE = """apiVersion: v1
@@ -79,13 +79,13 @@ def test_findings_follow_edits_within_and_across_files(
     cold = _same_as_uncached(repo, monkeypatch)
     rules = {(Path(p.file).name, p.rule) for p in cold.problems}
     assert {("api.yaml", "pod-security"), ("widget.yaml", "crd-schema")} <= rules
-    from generator.kube import validate
+    from generator.kube import repository
 
     judged: list[str] = []
-    judge = validate._validate_file
+    judge = repository._validate_file
     with monkeypatch.context() as scoped:
         scoped.setattr(
-            validate, "_validate_file", lambda file, validator: judged.append(file[1]) or judge(file, validator)
+            repository, "_validate_file", lambda file, validator: judged.append(file[1]) or judge(file, validator)
         )
         # warm, unchanged: nothing judged again but the resource a CRD among the inputs defines
         # (judged again once every such CRD is known, as on every run)

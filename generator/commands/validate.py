@@ -11,7 +11,7 @@ from generator import baseline, config
 from generator.cache import validated as kept_files
 from generator.errors import GeneratorError
 from generator.kube.api_versions import DEFAULT_VERSION
-from generator.kube.validate import validate_paths
+from generator.kube.repository import validate_paths
 from generator.problems import Problem, Severity, exit_code
 from generator.reporters import report
 from generator.yamlio.load import configure_max_file_mib
