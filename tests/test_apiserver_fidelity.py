@@ -553,3 +553,37 @@ def test_volumes_are_judged_with_their_defaults(gen, tmp_path: Path) -> None:
     assert run.code == 1 and "1 error," in run.err and "manifest.yaml:21:43: error k8s-volume" in run.out
     assert "https://" in run.out
     assert _validate(gen, tmp_path, VOLUMES.replace("KIND", ", kind: Managed")).code == 0
+
+
+DIVISOR = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec:
+  containers:
+  - name: c
+    image: registry.example/app:1.0
+    env:
+    - name: MEMORY
+      valueFrom:
+        resourceFieldRef: {resource: limits.memory, divisor: DIVISOR}
+    volumeMounts: [{name: info, mountPath: /info}]
+  volumes:
+  - name: info
+    downwardAPI:
+      items:
+      - path: memory
+        resourceFieldRef: {containerName: c, resource: limits.memory, divisor: DIVISOR}
+"""
+
+
+@pytest.mark.parametrize(("divisor", "refused"), [("1Ki", False), ("1000", False), ("1024", True), ("1e3", True)])
+def test_a_divisor_is_judged_by_its_canonical_form_in_env_and_volumes_alike(
+    gen, tmp_path: Path, divisor: str, refused: bool
+) -> None:
+    """validateContainerResourceDivisor compares Quantity.String(): 1000 is 1k, but 1024 stays
+    1024 and 1e3 keeps its exponent, so neither is a divisor memory takes; an environment
+    variable and a downward API volume file are held to the same rule."""
+    run = _validate(gen, tmp_path, DIVISOR.replace("DIVISOR", f'"{divisor}"'))
+    found = [line for line in run.out.splitlines() if "only divisor's values" in line]
+    assert len(found) == (2 if refused else 0), run.out

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Set
 from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
-from generator.kube import names
+from generator.kube import names, quantity
 from generator.kube.findings import Finding, Path, error_at, unsupported, warning_at
 from generator.kube.quantity import parse_quantity
 from generator.schema_messages import shown
@@ -230,27 +230,6 @@ def _port_num_or_name(port: Any, path: Path, rule: str) -> Iterator[Finding]:
 _ENV_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
 _RELAXED_ENV_NAME = re.compile(r"[ -<>-~]+")  # printable ASCII (space to ~) but '='
 _ENV_SOURCES = ("fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef")
-# ConvertDownwardAPIFieldLabel (pkg/apis/core/pods): what a v1 fieldRef may name at all
-_CONVERTIBLE_FIELDS = frozenset(
-    {
-        "metadata.annotations",
-        "metadata.labels",
-        "metadata.name",
-        "metadata.namespace",
-        "metadata.uid",
-        "spec.nodeName",
-        "spec.restartPolicy",
-        "spec.serviceAccountName",
-        "spec.schedulerName",
-        "status.phase",
-        "status.hostIP",
-        "status.hostIPs",
-        "status.podIP",
-        "status.podIPs",
-        "spec.terminationGracePeriodSeconds",
-        "spec.host",  # old clients' spelling of spec.nodeName
-    }
-)
 # validEnvDownwardAPIFieldPathExpressions: what an environment variable may take from the Pod
 _ENV_FIELDS = (
     "metadata.name",
@@ -272,17 +251,6 @@ _ENV_RESOURCES = (
     "requests.memory",
 )
 _HUGEPAGES_FIELDS = ("requests.hugepages-", "limits.hugepages-")
-_BYTE_DIVISORS = frozenset(Decimal(base) ** power for base in (1000, 1024) for power in range(7))  # 1, 1k/1Ki .. 1E/1Ei
-_DIVISORS = {
-    "cpu": (frozenset({Decimal("0.001"), Decimal(1)}), "1m and 1", "cpu"),
-    "memory": (_BYTE_DIVISORS, "1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei", "memory"),
-    "ephemeral-storage": (
-        _BYTE_DIVISORS,
-        "1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei",
-        "local ephemeral storage",
-    ),
-    "hugepages": (_BYTE_DIVISORS, "1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei", "hugepages"),
-}
 
 
 def env_name_error(name: str, relaxed: bool) -> str | None:
@@ -340,16 +308,10 @@ def _field_ref(ref: dict[str, Any], path: Path) -> Iterator[Finding]:
     if not field:
         yield error_at((*path, "fieldPath"), "k8s-env", "Required value: fieldPath")
         return
-    subscripted, subscript = _split_subscript(field)
-    if api != "v1":
-        why = f"unsupported pod version: {api}"
-    elif subscripted is not None:
-        why = "" if subscripted in ("metadata.annotations", "metadata.labels") else "does not support subscript"
-    else:
-        why = "" if field in _CONVERTIBLE_FIELDS else "field label not supported"
-    if why:
-        yield error_at((*path, "fieldPath"), "k8s-env", f"error converting fieldPath {shown(field)}: {why}")
+    if why := names.downward_api_field_error(str(api), field):
+        yield error_at((*path, "fieldPath"), "k8s-env", f"{shown(field)}: error converting fieldPath: {why}")
         return
+    subscripted, subscript = names.split_subscripted_path(field)
     if subscripted is not None:
         key = subscript.lower() if subscripted == "metadata.annotations" else subscript
         if err := names.qualified_name(key):
@@ -361,14 +323,6 @@ def _field_ref(ref: dict[str, Any], path: Path) -> Iterator[Finding]:
         )
 
 
-def _split_subscript(field: str) -> tuple[str | None, str]:
-    """fieldpath.SplitMaybeSubscriptedPath: `metadata.labels['key']` -> (metadata.labels, key)."""
-    if not field.endswith("']"):
-        return None, ""
-    head, sep, key = field[:-2].partition("['")
-    return (head, key) if sep and head else (None, "")
-
-
 def _resource_field_ref(ref: dict[str, Any], path: Path) -> Iterator[Finding]:
     """validateContainerResourceFieldSelector and validateContainerResourceDivisor."""
     resource = ref.get("resource")
@@ -378,19 +332,8 @@ def _resource_field_ref(ref: dict[str, Any], path: Path) -> Iterator[Finding]:
         yield error_at((*path, "resource"), "k8s-env", "Required value: resource")
     elif resource not in _ENV_RESOURCES and not resource.startswith(_HUGEPAGES_FIELDS):
         yield unsupported((*path, "resource"), "k8s-env", resource, _ENV_RESOURCES)
-    divisor = parse_quantity(ref.get("divisor")) if ref.get("divisor") is not None else None
-    if not divisor:  # unset, zero, or not a quantity (the schema's to say)
-        return
-    kind = resource.split(".", 1)[-1]
-    kind = "hugepages" if kind.startswith("hugepages-") else kind
-    if kind in _DIVISORS:
-        allowed, listed, what = _DIVISORS[kind]
-        if divisor not in allowed:
-            yield error_at(
-                (*path, "divisor"),
-                "k8s-env",
-                f"only divisor's values {listed} are supported with the {what} resource",
-            )
+    if why := quantity.divisor_error(resource, ref.get("divisor")):
+        yield error_at((*path, "divisor"), "k8s-env", why)
 
 
 def _key_selector(ref: dict[str, Any], path: Path) -> Iterator[Finding]:

@@ -177,6 +177,50 @@ def local_descending_path_errors(value: str) -> list[str]:
     return [*errors, "must not contain '..'"] if has_backsteps(value) else errors
 
 
+# podshelper.ConvertDownwardAPIFieldLabel (pkg/apis/core/pods/helpers.go): the v1 Pod fields a
+# fieldRef may name at all, an environment variable's or a downward API volume file's
+_DOWNWARD_API_FIELDS = frozenset(
+    {
+        "metadata.annotations",
+        "metadata.labels",
+        "metadata.name",
+        "metadata.namespace",
+        "metadata.uid",
+        "spec.nodeName",
+        "spec.restartPolicy",
+        "spec.serviceAccountName",
+        "spec.schedulerName",
+        "status.phase",
+        "status.hostIP",
+        "status.hostIPs",
+        "status.podIP",
+        "status.podIPs",
+        "spec.terminationGracePeriodSeconds",
+        "spec.host",  # old clients' spelling of spec.nodeName
+    }
+)
+
+
+def split_subscripted_path(field: str) -> tuple[str | None, str]:
+    """fieldpath.SplitMaybeSubscriptedPath: `metadata.labels['key']` -> (metadata.labels, key);
+    (None, "") for a path without a subscript."""
+    if not field.endswith("']"):
+        return None, ""
+    head, sep, key = field[:-2].partition("['")
+    return (head, key) if sep and head else (None, "")
+
+
+def downward_api_field_error(api_version: str, field: str) -> str:
+    """ConvertDownwardAPIFieldLabel's error for a fieldRef, in its words; "" when it converts."""
+    if api_version != "v1":
+        return f"unsupported pod version: {api_version}"
+    subscripted, _ = split_subscripted_path(field)
+    if subscripted is not None:
+        ok = subscripted in ("metadata.annotations", "metadata.labels")
+        return "" if ok else f"field label does not support subscript: {field}"
+    return "" if field in _DOWNWARD_API_FIELDS else f"field label not supported: {field}"
+
+
 @lru_cache(maxsize=8192)
 def config_map_key(key: str) -> str | None:
     """IsConfigMapKey: what a ConfigMap or Secret key may be (it becomes a file name), and the

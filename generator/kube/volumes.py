@@ -11,10 +11,9 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterable, Iterator
-from decimal import Decimal
 from typing import Any
 
-from generator.kube import claims, names
+from generator.kube import claims, names, quantity
 from generator.kube.findings import Finding, Path, error_at, unsupported
 from generator.kube.objectmeta import check_metadata
 from generator.kube.quantity import parse_quantity
@@ -92,27 +91,6 @@ _AZURE_KINDS = ("Dedicated", "Managed", "Shared")
 _IQN = re.compile(r"iqn\.[0-9]{4}-[0-9]{2}\.([A-Za-z0-9\-.]+)(:[^,;*&$|\t\n\f\r ]+)\Z")
 _EUI = re.compile(r"^eui.[A-Za-z0-9]{16}\Z")
 _NAA = re.compile(r"^naa.[A-Za-z0-9]{32}\Z")
-_SUBSCRIPTED = re.compile(r"(.+?)\['(.*)'\]\Z", re.S)  # fieldpath.SplitMaybeSubscriptedPath
-# podshelper.ConvertDownwardAPIFieldLabel: the v1 field labels a Pod's downward API may name
-_POD_FIELD_LABELS = frozenset(
-    {
-        "metadata.annotations",
-        "metadata.labels",
-        "metadata.name",
-        "metadata.namespace",
-        "metadata.uid",
-        "spec.nodeName",
-        "spec.restartPolicy",
-        "spec.serviceAccountName",
-        "spec.schedulerName",
-        "status.phase",
-        "status.hostIP",
-        "status.hostIPs",
-        "status.podIP",
-        "status.podIPs",
-        "spec.host",
-    }
-)
 _VOLUME_FIELD_PATHS = ("metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace", "metadata.uid")
 _RESOURCE_FIELDS = (
     "limits.cpu",
@@ -123,7 +101,6 @@ _RESOURCE_FIELDS = (
     "requests.memory",
 )
 _HUGEPAGES = ("requests.hugepages-", "limits.hugepages-")
-_BINARY_SUFFIXES = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
 
 
 def _error(path: Path, message: str, hint: str = "") -> Finding:
@@ -182,57 +159,22 @@ def _key_to_paths(items: Any, path: Path) -> Iterator[Finding]:
 # ---- downward API -------------------------------------------------------------------------
 
 
-def _field_path_error(api_version: str, field_path: str) -> str | None:
-    """podshelper.ConvertDownwardAPIFieldLabel: why the field label cannot name a Pod field."""
-    if api_version != "v1":
-        return f"unsupported pod version: {api_version}"
-    if match := _SUBSCRIPTED.match(field_path):
-        if match[1] not in ("metadata.annotations", "metadata.labels"):
-            return f"field label does not support subscript: {field_path}"
-        return None
-    return None if field_path in _POD_FIELD_LABELS else f"field label not supported: {field_path}"
-
-
 def _object_field_selector(ref: dict[str, Any], path: Path) -> Iterator[Finding]:
     """validateObjectFieldSelector with the field paths a volume may read."""
     field_path = ref.get("fieldPath")
     if not field_path or not isinstance(field_path, str):
         yield _error((*path, "fieldPath"), "Required value")
         return
-    if why := _field_path_error(str(ref.get("apiVersion")), field_path):
+    if why := names.downward_api_field_error(str(ref.get("apiVersion")), field_path):
         yield _error((*path, "fieldPath"), f"{shown(field_path)}: error converting fieldPath: {why}")
         return
-    if match := _SUBSCRIPTED.match(field_path):
-        key = match[2].lower() if match[1] == "metadata.annotations" else match[2]
+    subscripted, subscript = names.split_subscripted_path(field_path)
+    if subscripted is not None:
+        key = subscript.lower() if subscripted == "metadata.annotations" else subscript
         if err := names.qualified_name(key):
-            yield _error(path, f"{shown(match[2])}: {err}")
+            yield _error(path, f"{shown(subscript)}: {err}")
     elif field_path not in _VOLUME_FIELD_PATHS:
         yield unsupported((*path, "fieldPath"), RULE, field_path, _VOLUME_FIELD_PATHS)
-
-
-def _divisor_error(resource: str, divisor: Any) -> str | None:
-    """validateContainerResourceDivisor: the divisor's canonical form must be 1m or 1 for CPU, a
-    power of 1000 or 1024 from 1 for memory, ephemeral storage and huge pages."""
-    amount = parse_quantity(divisor)
-    if amount is None or amount == 0:
-        return None
-    text = str(divisor)
-    if resource in ("limits.cpu", "requests.cpu"):
-        allowed = text[-1:] not in "eE" and not text.endswith(_BINARY_SUFFIXES) and amount in (1, Decimal("0.001"))
-        return None if allowed else "only divisor's values 1m and 1 are supported with the cpu resource"
-    if resource in ("limits.memory", "requests.memory", "limits.ephemeral-storage", "requests.ephemeral-storage") or (
-        resource.startswith(_HUGEPAGES)
-    ):
-        if text.endswith(_BINARY_SUFFIXES):
-            allowed = any(amount == 1024**k for k in range(1, 7))
-        else:
-            allowed = "e" not in text.lower() and any(amount == 1000**k for k in range(7))
-        return (
-            None
-            if allowed
-            else "only divisor's values 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei are supported"
-        )
-    return None
 
 
 def _resource_field_selector(ref: dict[str, Any], path: Path) -> Iterator[Finding]:
@@ -246,7 +188,7 @@ def _resource_field_selector(ref: dict[str, Any], path: Path) -> Iterator[Findin
         yield _error((*path, "resource"), "Required value")
     elif resource not in _RESOURCE_FIELDS and not resource.startswith(_HUGEPAGES):
         yield unsupported((*path, "resource"), RULE, resource, _RESOURCE_FIELDS)
-    if isinstance(resource, str) and (why := _divisor_error(resource, ref.get("divisor"))):
+    if isinstance(resource, str) and (why := quantity.divisor_error(resource, ref.get("divisor"))):
         yield _error((*path, "divisor"), f"{shown(ref.get('divisor'))}: {why}")
 
 
