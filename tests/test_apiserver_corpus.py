@@ -12,7 +12,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -24,14 +27,11 @@ CASES = sorted(CORPUS.glob("*/*/*.yaml"))
 UPSTREAM_CASE = re.compile(r"^# \w+ \((?:pkg/apis|staging/src)/[\w/.-]+\): \".+\"$")
 
 
-@pytest.fixture(scope="module")
-def errors_by_file() -> dict[str, set[str]]:
-    """Every case validated in one `gen validate` run: file -> the rules of its errors."""
-    import subprocess
-    import sys
-
+def errors_of(paths: Sequence[str | Path], field: str) -> dict[str, set[str]]:
+    """The paths validated in one `gen validate` run: file -> one field ("rule", "path") of each
+    of its errors."""
     run = subprocess.run(
-        [sys.executable, "-m", "generator", "validate", str(CORPUS), "--format", "json"],
+        [sys.executable, "-m", "generator", "validate", *map(str, paths), "--format", "json"],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -40,8 +40,14 @@ def errors_by_file() -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     for finding in json.loads(run.stdout):
         if finding["severity"] == "error":
-            found.setdefault(Path(finding["file"]).resolve().as_posix(), set()).add(finding["rule"])
+            found.setdefault(Path(finding["file"]).resolve().as_posix(), set()).add(finding[field])
     return found
+
+
+@pytest.fixture(scope="module")
+def errors_by_file() -> dict[str, set[str]]:
+    """Every case validated in one `gen validate` run: file -> the rules of its errors."""
+    return errors_of([CORPUS], "rule")
 
 
 def test_every_case_names_its_upstream_test_and_case() -> None:

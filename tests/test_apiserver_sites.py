@@ -15,17 +15,14 @@ these files: `UPDATE_DOCS=1 pytest tests/test_apiserver_sites.py`.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 import yaml
 
 from tests.conftest import ROOT
+from tests.test_apiserver_corpus import errors_of
 
 SITES = ROOT / "tests" / "apiserver-sites"  # <Kind>.yaml, or <Kind>.<area>.yaml for a large kind
 CORPUS = ROOT / "tests" / "apiserver-corpus"
@@ -94,18 +91,7 @@ def test_every_site_file_is_well_formed() -> None:
 def error_paths() -> dict[str, set[str]]:
     """Every case named by a site, validated in one `gen validate` run: file -> its errors' paths."""
     cases = sorted({(CORPUS / site.kind / site.detail).as_posix() for site in ALL if site.verdict == "case"})
-    run = subprocess.run(
-        [sys.executable, "-m", "generator", "validate", *cases, "--format", "json"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
-    )
-    found: dict[str, set[str]] = {}
-    for finding in json.loads(run.stdout):
-        if finding["severity"] == "error":
-            found.setdefault(Path(finding["file"]).resolve().as_posix(), set()).add(finding["path"])
-    return found
+    return errors_of(cases, "path")
 
 
 def _at_or_below(path: str, field: str) -> bool:
