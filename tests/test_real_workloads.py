@@ -209,6 +209,17 @@ def test_bad_workloads_fail_the_render_at_their_line(
     assert not out.exists()  # nothing written
 
 
+def test_a_test_of_the_end_of_a_list_names_no_python_object(gen, tmp_path: Path) -> None:
+    """RFC 6901's "-" is the entry past the last one: a test of it never holds, said in words."""
+    text = WEB + "  patches:\n  - patch:\n    - {op: test, path: /spec/template/spec/containers/-, value: 0}\n"
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "w.yaml").write_text(text)
+    run = gen("render", tmp_path / "p", "--out", tmp_path / "out")
+    assert run.code == 1, run.err
+    assert "test /spec/template/spec/containers/-: the rendered object has no such path" in run.err, run.err
+    assert "EndOfList" not in run.err and "{'" not in run.err, run.err
+
+
 def test_a_gpu_affinity_patch_is_refused(gen, tmp_path: Path) -> None:
     text = GPU.replace("gpu: {count: 1}", "gpu: {count: 1, models: [A100]}")
     text += "  patches:\n  - patch:\n    - {op: remove, path: /spec/affinity}\n    - {op: replace, path: /spec/containers/0/resources/limits/nvidia.com~1gpu, value: 2}\n"

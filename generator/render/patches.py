@@ -111,7 +111,7 @@ def apply(policy: Policy, rendered: list[Rendered]) -> list[Problem]:
                 actual = jsonpointer.resolve_pointer(target.obj, op["path"], _MISSING)
                 message = f"test {op['path']}: " + (
                     "the rendered object has no such path"
-                    if actual is _MISSING
+                    if actual is _MISSING or isinstance(actual, jsonpointer.EndOfList)  # "-": past the last entry
                     else f"the rendered value is {shown(actual)}, not {shown(op['value'])}"
                 )
                 problems.append(policy.problem(at, "patch-failed", message, hint=_hint(op)))
