@@ -44,6 +44,7 @@ class Config:
     ignore: tuple[Ignore, ...] = ()
     max_file_mib: int | None = None  # the largest file gen reads (yamlio/load.py's default otherwise)
     feature_gates: tuple[tuple[str, bool], ...] = ()  # as the clusters set them
+    allow_privileged: bool = True  # kube-apiserver's --allow-privileged, as kubeadm and managed clusters set it
 
     def _relative(self, name: str) -> str:
         full = os.path.normpath(os.path.join(os.getcwd(), name))
@@ -120,6 +121,7 @@ def load(path: Path) -> tuple[Config | None, list[Problem]]:
         tuple(Ignore(e["rule"], tuple(e.get("paths", ())), e["reason"]) for e in data.get("ignore", ())),
         data.get("maxFileMiB"),
         tuple(sorted(data.get("featureGates", {}).items())),
+        data.get("allowPrivileged", True),
     ), []
 
 

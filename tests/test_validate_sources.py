@@ -141,6 +141,34 @@ def test_hpa_scale_to_zero_is_valid_where_the_clusters_enable_the_gate(gen, repo
     assert findings(resource.out) == [("hpa.yaml:8", "k8s-hpa")] and "Object or External" in resource.out
 
 
+PRIVILEGED = """apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: node-agent, namespace: kube-system}
+spec:
+  selector: {matchLabels: {app: node-agent}}
+  template:
+    metadata: {labels: {app: node-agent}}
+    spec:
+      containers:
+      - name: agent
+        image: registry.example.com/agent:1.0
+        securityContext:
+          privileged: true
+"""
+
+
+def test_privileged_containers_are_refused_only_where_the_clusters_disallow_them(gen, repo: Path) -> None:
+    """kube-apiserver's --allow-privileged: kubeadm and managed clusters run it true, so gen's
+    default accepts; `allowPrivileged: false` refuses at the field, as such an API server does."""
+    write(repo / "agent.yaml", PRIVILEGED)
+    assert gen("validate", ".").code == 0
+    write(repo / ".gen.yaml", "allowPrivileged: false\n")
+    refused = gen("validate", ".")
+    errors = [f for f, line in zip(findings(refused.out), refused.out.splitlines(), strict=True) if " error " in line]
+    assert refused.code == 1 and errors == [("agent.yaml:13", "k8s-security-context")], refused.out
+    assert "disallowed by cluster policy" in refused.out and "--allow-privileged=false" in refused.out
+
+
 def test_an_unknown_feature_gate_is_a_config_error_with_a_suggestion(gen, repo: Path) -> None:
     write(repo / ".gen.yaml", "featureGates:\n  HPAScaleToZer: true\n")
     write(repo / "hpa.yaml", HPA)

@@ -35,6 +35,7 @@ class Kept:
                     given,
                     max_file_bytes(),
                     sorted(validator.feature_gates.items()),
+                    validator.allow_privileged,
                 )
             )
         except ValueError:

@@ -48,6 +48,7 @@ def run(
         crds,
         excluded=settings.excluded if settings is not None else lambda name: False,
         feature_gates=dict(settings.feature_gates) if settings is not None else {},
+        allow_privileged=settings.allow_privileged if settings is not None else True,
         kept_for=kept_files.Kept.of,
     )
     problems, by_config = config.silenced_by(settings, validated.problems)

@@ -24,6 +24,12 @@ from generator.schema_messages import shown
 RELAXED_ENV = "RelaxedEnvironmentVariableValidation"
 RESTART_RULES = "ContainerRestartRules"
 GATES = (RELAXED_ENV, RESTART_RULES)
+# kube-apiserver's --allow-privileged=false, carried among the gates the rules receive: the API
+# server then refuses privileged containers and HostProcess Pods ("disallowed by cluster policy").
+PRIVILEGED_DISALLOWED = "--allow-privileged=false"
+DISALLOWED_BY_CLUSTER = (
+    "the clusters run kube-apiserver with --allow-privileged=false, as .gen.yaml's allowPrivileged says"
+)
 
 STANDARD_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
 _RESTART_POLICIES = ("Always", "OnFailure", "Never")
@@ -667,6 +673,13 @@ def _security_context(ctx: Any, path: Path, pod: _PodContext) -> Iterator[Findin
     if not isinstance(ctx, dict):
         return
     rule = "k8s-security-context"
+    if ctx.get("privileged") is True and PRIVILEGED_DISALLOWED in pod.gates:
+        yield error_at(
+            (*path, "privileged"),
+            rule,
+            "Forbidden: disallowed by cluster policy",
+            f"{DISALLOWED_BY_CLUSTER}: drop privileged, or set allowPrivileged: true where they allow it",
+        )
     for field in ("runAsUser", "runAsGroup"):
         value = ctx.get(field)
         if isinstance(value, int) and not 0 <= value <= _MAX_ID:

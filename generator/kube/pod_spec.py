@@ -8,7 +8,7 @@ annotations of ValidatePodSpecificAnnotations with their match against the field
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Set
 from typing import Any
 
 from generator.kube import containers as containers_
@@ -174,10 +174,11 @@ def check_pod_create(spec: Any, path: Path) -> Iterator[Finding]:
 # ---- ValidatePodSpec's own fields ---------------------------------------------------------
 
 
-def check_spec_fields(spec: Any, path: Path, owner: str) -> Iterator[Finding]:
+def check_spec_fields(spec: Any, path: Path, owner: str, gates: Set[str]) -> Iterator[Finding]:
     """ValidatePodSpec's fields beside containers, volumes, affinity, tolerations, topology
-    spread and pod-level resources (those are pods.py's); owner: the Pod's or template's kind.
-    Each check runs only where its fields are set: most specs set none of them."""
+    spread and pod-level resources (those are pods.py's); owner: the Pod's or template's kind;
+    gates: as containers.check_containers takes them. Each check runs only where its fields are
+    set: most specs set none of them."""
     if not isinstance(spec, dict):
         return
     present = spec.keys() & _CHECKED_FIELDS
@@ -205,7 +206,7 @@ def check_spec_fields(spec: Any, path: Path, owner: str) -> Iterator[Finding]:
         yield from _resource_claims(spec["resourceClaims"], (*path, "resourceClaims"))
     if "securityContext" in present:
         yield from check_pod_security_context(spec, path)
-    yield from _host_process(spec, path)
+    yield from _host_process(spec, path, gates)
     if "os" in present:
         yield from _os(spec, path)
 
@@ -450,10 +451,10 @@ def _windows_pod(spec: dict[str, Any], path: Path) -> Iterator[Finding]:
                 yield forbidden((*at, "securityContext", field))
 
 
-def _host_process(spec: dict[str, Any], path: Path) -> Iterator[Finding]:
+def _host_process(spec: dict[str, Any], path: Path, gates: Set[str]) -> Iterator[Finding]:
     """validateWindowsHostProcessPod: hostProcess the same where the Pod and a container both
-    set it, all containers HostProcess or none, and HostProcess only with hostNetwork. (That the
-    cluster allows privileged containers at all is kube-apiserver's --allow-privileged.)"""
+    set it, all containers HostProcess or none, HostProcess only with hostNetwork, and only
+    where the clusters allow privileged containers (kube-apiserver's --allow-privileged)."""
     pod_value = _mapping(_mapping(spec.get("securityContext")).get("windowsOptions")).get("hostProcess")
     count, chosen = 0, []  # every container; those that set hostProcess, with their paths
     for group in CONTAINER_GROUPS:
@@ -491,6 +492,14 @@ def _host_process(spec: dict[str, Any], path: Path) -> Iterator[Finding]:
             "k8s-windows",
             "hostNetwork must be true if pod contains any hostProcess containers",
             "set hostNetwork: true",
+        )
+    if containers_.PRIVILEGED_DISALLOWED in gates:
+        yield error_at(
+            path,
+            "k8s-windows",
+            "Forbidden: hostProcess containers are disallowed by cluster policy",
+            f"{containers_.DISALLOWED_BY_CLUSTER}: run the Pod without hostProcess, "
+            "or set allowPrivileged: true where they allow it",
         )
 
 

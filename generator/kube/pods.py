@@ -288,7 +288,7 @@ def check_pod_spec(
     yield from check_host_ports(spec, path)
     yield from volumes_.check_volumes(spec.get("volumes"), (*path, "volumes"))
     yield from _check_run_as_root(spec, path)
-    yield from pod_spec.check_spec_fields(spec, path, owner)
+    yield from pod_spec.check_spec_fields(spec, path, owner, gates)
     yield from _check_overhead(spec.get("overhead"), (*path, "overhead"))
 
 

@@ -274,6 +274,7 @@ def validate_paths(
     crd_paths: Iterable[FsPath] = (),
     excluded: Callable[[str], bool] = lambda name: False,
     feature_gates: Mapping[str, bool] | None = None,
+    allow_privileged: bool = True,
     kept_for: KeptFor | None = None,
 ) -> Validated:
     """`gen validate`: every manifest below paths, in worker processes when there are many;
@@ -300,7 +301,12 @@ def validate_paths(
     problems += selected.notes
     # an unsupported version is a usage error before any work
     validator = ManifestValidator(
-        versions, plugins, enforced=None, definitions=definitions, feature_gates=feature_gates
+        versions,
+        plugins,
+        enforced=None,
+        definitions=definitions,
+        feature_gates=feature_gates,
+        allow_privileged=allow_privileged,
     )
     results = _validate_files(found, validator, kept_for(paths, validator, given) if kept_for is not None else None)
     learnt = [(data, name) for (_, name), result in zip(found, results, strict=True) for data in result.definitions]

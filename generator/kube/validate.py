@@ -217,6 +217,7 @@ class ManifestValidator:
         definitions: crds.Catalog | None = None,
         gen_namespaces: Collection[str] = (),
         feature_gates: Mapping[str, bool] | None = None,
+        allow_privileged: bool = True,
     ) -> None:
         for version in versions:
             api_versions.folder(version)  # an unsupported version fails here, before any work
@@ -228,6 +229,13 @@ class ManifestValidator:
         self.gen_namespaces = frozenset(gen_namespaces)  # the namespaces gen creates, at the level their Target sets
         self.definitions = definitions  # CRDs that judge the custom resources they define
         self.feature_gates = dict(sorted((feature_gates or {}).items()))  # as the clusters set them
+        self.allow_privileged = allow_privileged  # kube-apiserver's --allow-privileged, as the clusters set it
+        # per version, what the Pod spec's rules ask of the clusters: the gates on, privileged refused
+        refused = {containers.PRIVILEGED_DISALLOWED} if not allow_privileged else set()
+        self._cluster_switches = {
+            version: frozenset({gate for gate in containers.GATES if self.gate(gate, version)} | refused)
+            for version in self.versions
+        }
 
     def gate(self, name: str, version: str) -> bool:
         """Whether the clusters enable a feature gate: as .gen.yaml sets it, else the version's default."""
@@ -349,7 +357,7 @@ class ManifestValidator:
         self, obj: dict[str, Any], api: str, group: str, kind: str, text: str | None, version: str
     ) -> Iterator[Finding]:
         """kube-apiserver's rules beyond the schema, and what holds for every object."""
-        yield from pods.check_workload(obj, frozenset(gate for gate in containers.GATES if self.gate(gate, version)))
+        yield from pods.check_workload(obj, self._cluster_switches[version])
         yield from rbac.check_rbac(obj)
         yield from self._pod_security(obj)
         yield from objectmeta.check_derived_names(obj)
