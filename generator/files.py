@@ -61,8 +61,9 @@ def named(
 
     Files are reported by their path from the current directory (as given, when that is
     relative), so an editor, a terminal and a CI annotation all find them, in a monorepo too;
-    a path outside the current directory keeps its absolute form. Paths are strings: a Path
-    per file costs more than reading a small file.
+    a path outside the current directory keeps its absolute form; a file reached twice (named
+    twice, or below two of the paths) once. Paths are strings: a Path per file costs more than
+    reading a small file.
     """
     files: list[tuple[str, str]] = []
     problems: list[Problem] = []
@@ -80,7 +81,7 @@ def named(
             continue
         prefix = "" if base == "." else f"{base}/"
         files.extend((os.path.join(root, *rel), prefix + "/".join(rel)) for rel in walk(str(root), suffixes))
-    return files, problems
+    return list({name: (path, name) for path, name in files}.values()), problems
 
 
 # YAML that configures tools, by file name (fnmatch), besides every dotfile (`.gen.yaml`,

@@ -30,6 +30,14 @@ def findings(out: str) -> list[tuple[str, str]]:
     return [(":".join(line.split(":")[:2]), line.split()[2]) for line in out.splitlines() if line.count(":") >= 3]
 
 
+def test_a_file_named_twice_is_judged_once(gen, repo: Path) -> None:
+    """`gen validate apps/cm.yaml ./apps/cm.yaml apps`: one file, one finding, counted once."""
+    write(repo / "apps/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Web}\n")
+    run = gen("validate", "apps/cm.yaml", "./apps/cm.yaml", "apps")
+    assert findings(run.out) == [("apps/cm.yaml:3", "k8s-name")], run.out
+    assert "1 file validated" in run.err, run.err
+
+
 # -- not manifests
 
 

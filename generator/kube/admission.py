@@ -2,9 +2,10 @@
 and webhook configurations, read from pkg/apis/admissionregistration/validation/validation.go.
 
 CEL is parsed with cel-python, as kube-apiserver compiles it with cel-go before it stores a
-policy: an expression that does not parse is refused. Type checking against the request's
-schema is kube-apiserver's, with Kubernetes' own CEL libraries; gen checks syntax only, never
-guessing at a verdict it cannot reach.
+policy: an expression that does not parse is refused, and so is one whose result type is wrong
+whatever the request's types (`size(x)` where a bool is due: cel.result_type). The rest of type
+checking against the request's schema is kube-apiserver's, with Kubernetes' own CEL libraries;
+gen never guesses at a verdict it cannot reach.
 """
 
 from __future__ import annotations
@@ -28,14 +29,15 @@ _EVERY_GROUP = '"" is the core group, "*" every group or version'
 
 def cel_error(expression: str, returns: tuple[str, ...] = ()) -> str | None:
     """Why expression does not compile as CEL, or None: its syntax, and, where it must return one
-    of the types returns, a literal of another type (all the type checking gen does without
-    Kubernetes' CEL environment); only manifests with CEL import its runtime."""
+    of the types returns, an expression that returns another type whatever its variables' types
+    (cel.result_type: all the type checking gen does without the matched resources' schemas);
+    only manifests with CEL import its runtime."""
     from generator.kube import cel
 
     if err := cel.parse_error(expression):
         return err
-    literal = cel.literal_type(expression) if returns else None
-    if literal is not None and literal not in returns:
+    result = cel.result_type(expression) if returns else None
+    if result is not None and result not in returns:
         return f"must evaluate to {returns[0] if len(returns) == 1 else 'one of [' + ' '.join(returns) + ']'}"
     return None
 

@@ -283,7 +283,7 @@ class _Compiled:
     program: Any = None
     error: str | None = None
     optional: bool = False
-    literal: str | None = None  # the CEL type of an expression that is one literal: "int", "list"...
+    result: str | None = None  # the CEL type it returns whatever its variables' types: "bool", "list"...
 
 
 @cache
@@ -299,7 +299,7 @@ def _compiled(rule: str) -> _Compiled:
             return _Compiled(optional=True)
         lines = str(err).strip().splitlines()
         return _Compiled(error=lines[0] if lines else type(err).__name__)
-    return _Compiled(program=env.program(tree, functions=_library()), literal=_literal(tree))
+    return _Compiled(program=env.program(tree, functions=_library()), result=_result_type(tree))
 
 
 # the parse tree's names for a literal, and the CEL type it has
@@ -316,21 +316,48 @@ _LITERALS = {
 }
 
 
-def _literal(tree: Any) -> str | None:
-    """The type of an expression that is a single literal (down the chain of one-child nodes)."""
+# The parse tree's operators whose result has one type whatever their operands (cel-go's
+# standard declarations: every `_||_`, `_&&_`, `!_`, comparison and `in` overload returns bool).
+_BOOL_OPERATORS = frozenset({"conditionalor", "conditionaland", "relation"})
+# Functions and methods that return one type for every overload: cel-go's standard library and
+# macros, and Kubernetes' libraries, none of which declares these names another way.
+_FUNCTIONS = {"has": "bool", "size": "int", "string": "string", "int": "int", "uint": "uint", "double": "double"}
+_FUNCTIONS |= {"bool": "bool", "bytes": "bytes", "matches": "bool"}
+_METHODS = {"startsWith": "bool", "endsWith": "bool", "contains": "bool", "matches": "bool", "size": "int"}
+_METHODS |= {"all": "bool", "exists": "bool", "exists_one": "bool", "map": "list", "filter": "list"}
+
+
+def _result_type(tree: Any) -> str | None:
+    """The type an expression returns whatever its variables' types (a literal, a comparison,
+    `has`, `size`...), found at the first node with more than one child; None when the
+    variables' types decide it (`object.spec.x`, `a + b`, `c ? x : y`)."""
     node = tree
     while getattr(node, "children", None) is not None and len(node.children) == 1:
         if str(node.data) in _LITERALS:
             return _LITERALS[str(node.data)]
         node = node.children[0]
-    kind = getattr(node, "type", None) or str(getattr(node, "data", ""))
-    return _LITERALS.get(str(kind))
+    children = getattr(node, "children", None)
+    if children is None:
+        return _LITERALS.get(str(getattr(node, "type", "")))
+    rule = str(node.data)
+    if rule in _LITERALS:
+        return _LITERALS[rule]
+    if rule in _BOOL_OPERATORS and len(children) == 2:
+        return "bool"
+    if rule == "unary" and str(getattr(children[0], "data", "")) == "unary_not":
+        return "bool"
+    if rule == "ident_arg":
+        return _FUNCTIONS.get(str(children[0]))
+    if rule == "member_dot_arg":
+        return _METHODS.get(str(children[1]))
+    return None
 
 
-def literal_type(rule: str) -> str | None:
-    """The CEL type of an expression that is one literal (`6`, `'x'`, `[1]`), or None: what its
-    value is without type checking, so a literal of the wrong type is certainly refused."""
-    return _compiled(rule).literal
+def result_type(rule: str) -> str | None:
+    """The CEL type an expression returns whatever its variables' types (`6` int, `'x'` string,
+    `a > 1` bool, `size(a)` int), or None: the type checking gen can do without the matched
+    resources' schemas, so an expression of the wrong type is certainly refused."""
+    return _compiled(rule).result
 
 
 def parse_error(rule: str) -> str | None:

@@ -1080,7 +1080,9 @@ def _rules_compile(node: dict[str, Any], path: Path) -> Iterator[Finding]:
                 from generator.kube import cel  # only CRDs with rules pay for the CEL runtime
 
                 wanted, hint = ("bool" if key == "rule" else "string"), "check the CEL syntax"
-                if (error := cel.parse_error(text)) is None and cel.literal_type(text) not in (None, wanted):
+                # later releases take a list of strings as a messageExpression too: a list is left alone
+                allowed = (None, wanted) if key == "rule" else (None, wanted, "list")
+                if (error := cel.parse_error(text)) is None and cel.result_type(text) not in allowed:
                     error = f"{'cel expression' if key == 'rule' else key} must evaluate to a {wanted}"
                     hint = f"the {key} must return a {wanted}"
                 if error is not None:
