@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Set
 from decimal import ROUND_CEILING, Decimal
+from functools import lru_cache
 from typing import Any
 
 from generator.kube import names, quantity
@@ -156,19 +157,28 @@ def _container_common(c: dict[str, Any], path: Path, pod: _PodContext) -> Iterat
             f"{why}: a rollout or a rescheduled Pod may run other code than was reviewed",
             "pin a version tag, or a digest (@sha256:...)",
         )
-    yield from _ports(c.get("ports"), (*path, "ports"))
-    yield from _env(c.get("env"), (*path, "env"), RELAXED_ENV in pod.gates)
-    yield from _env_from(c.get("envFrom"), (*path, "envFrom"), RELAXED_ENV in pod.gates)
+    # each check below reads its own field, asked only where it is set
+    if c.get("ports") is not None:
+        yield from _ports(c["ports"], (*path, "ports"))
+    if c.get("env") is not None:
+        yield from _env(c["env"], (*path, "env"), RELAXED_ENV in pod.gates)
+    if c.get("envFrom") is not None:
+        yield from _env_from(c["envFrom"], (*path, "envFrom"), RELAXED_ENV in pod.gates)
     mounts = [m if isinstance(m, dict) else {} for m in _listed(c.get("volumeMounts"))]
     devices = [d if isinstance(d, dict) else {} for d in _listed(c.get("volumeDevices"))]
-    yield from _volume_mounts(mounts, devices, c, (*path, "volumeMounts"), pod)
-    yield from _volume_devices(devices, mounts, (*path, "volumeDevices"), pod)
+    if mounts:
+        yield from _volume_mounts(mounts, devices, c, (*path, "volumeMounts"), pod)
+    if devices:
+        yield from _volume_devices(devices, mounts, (*path, "volumeDevices"), pod)
     pull = c.get("imagePullPolicy")
     if pull is not None and pull not in ("Always", "IfNotPresent", "Never"):
         yield unsupported((*path, "imagePullPolicy"), "k8s-enum", pull, ("Always", "IfNotPresent", "Never"))
-    yield from check_resources(c.get("resources"), (*path, "resources"), _claim_names(pod.spec))
-    yield from _resize_policy(c.get("resizePolicy"), (*path, "resizePolicy"), pod.restart)
-    yield from _security_context(c.get("securityContext"), (*path, "securityContext"), pod)
+    if c.get("resources") is not None:
+        yield from check_resources(c["resources"], (*path, "resources"), _claim_names(pod.spec))
+    if c.get("resizePolicy") is not None:
+        yield from _resize_policy(c["resizePolicy"], (*path, "resizePolicy"), pod.restart)
+    if c.get("securityContext") is not None:
+        yield from _security_context(c["securityContext"], (*path, "securityContext"), pod)
 
 
 def _listed(value: Any) -> list[Any]:
@@ -235,7 +245,7 @@ def _port_num_or_name(port: Any, path: Path, rule: str) -> Iterator[Finding]:
 # IsEnvVarName before RelaxedEnvironmentVariableValidation, IsRelaxedEnvVarName after it
 _ENV_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
 _RELAXED_ENV_NAME = re.compile(r"[ -<>-~]+")  # printable ASCII (space to ~) but '='
-_ENV_SOURCES = ("fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef")
+_ENV_SOURCES = frozenset({"fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef"})
 # validEnvDownwardAPIFieldPathExpressions: what an environment variable may take from the Pod
 _ENV_FIELDS = (
     "metadata.name",
@@ -259,6 +269,7 @@ _ENV_RESOURCES = (
 _HUGEPAGES_FIELDS = ("requests.hugepages-", "limits.hugepages-")
 
 
+@lru_cache(maxsize=8192)  # manifests repeat their variables' names
 def env_name_error(name: str, relaxed: bool) -> str | None:
     if relaxed:
         return None if _RELAXED_ENV_NAME.fullmatch(name) else "must consist of printable ASCII characters except '='"
@@ -274,20 +285,19 @@ def _env(variables: Any, path: Path, relaxed: bool) -> Iterator[Finding]:
     for j, var in enumerate(_listed(variables)):
         if not isinstance(var, dict):
             continue
-        at = (*path, j)
         name = var.get("name")
         if name == "":
-            yield error_at((*at, "name"), "k8s-env", "Required value: an environment variable needs a name")
+            yield error_at((*path, j, "name"), "k8s-env", "Required value: an environment variable needs a name")
         elif isinstance(name, str) and (why := env_name_error(name, relaxed)):
-            yield error_at((*at, "name"), "k8s-env", f"{shown(name)}: {why}")
+            yield error_at((*path, j, "name"), "k8s-env", f"{shown(name)}: {why}")
         source = var.get("valueFrom")
         if isinstance(source, dict):
-            yield from _value_from(source, bool(var.get("value")), (*at, "valueFrom"))
+            yield from _value_from(source, bool(var.get("value")), (*path, j, "valueFrom"))
 
 
 def _value_from(source: dict[str, Any], has_value: bool, path: Path) -> Iterator[Finding]:
     """validateEnvVarValueFrom: exactly one source, and no value beside it."""
-    count = sum(source.get(key) is not None for key in _ENV_SOURCES)
+    count = len([key for key in source.keys() & _ENV_SOURCES if source[key] is not None])
     if count == 0:
         yield error_at(
             path, "k8s-env", "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`"
@@ -309,8 +319,8 @@ def _field_ref(ref: dict[str, Any], path: Path) -> Iterator[Finding]:
     """validateObjectFieldSelector with the variables' expressions (apiVersion defaults to v1)."""
     api = ref.get("apiVersion") or "v1"
     field = ref.get("fieldPath")
-    if not isinstance(field, str):
-        return
+    if not isinstance(field, str) or (api == "v1" and field in _ENV_FIELDS):
+        return  # nearly every fieldRef: a field the Pod has, which converts
     if not field:
         yield error_at((*path, "fieldPath"), "k8s-env", "Required value: fieldPath")
         return
@@ -495,6 +505,7 @@ def _volume_devices(
 # ---- ValidateContainerResourceRequirements ------------------------------------------------
 
 
+@lru_cache(maxsize=4096)  # the same few resource names on every container
 def resource_name_error(name: str) -> str | None:
     """validateContainerResourceName: standard names, or a valid extended resource name."""
     if err := names.qualified_name(name):
@@ -510,6 +521,7 @@ def resource_name_error(name: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=4096)
 def _is_extended(name: str) -> bool:
     prefix = name.split("/")[0] if "/" in name else ""
     return bool(prefix) and not (prefix == "kubernetes.io" or prefix.endswith(".kubernetes.io"))

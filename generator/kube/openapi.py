@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import cache, lru_cache
+from functools import cache
 from typing import Any
 
 from generator import schemas
@@ -99,12 +99,6 @@ def _spelt(trail: _Trail) -> Path:
     return tuple(reversed(steps))
 
 
-@lru_cache(maxsize=4096)
-def _is_quantity(value: str | int | float) -> bool:
-    """Whether resource.Quantity decodes value; the same few quantities recur on every object."""
-    return parse_quantity(value) is not None
-
-
 def _walk(field: _Field, value: Any, trail: _Trail, found: list[Finding]) -> None:
     """Appends to found what value (at trail) breaks of field. It runs over every built-in
     object: a plain recursion, with scalar fields judged in their parent's loop, a mapping
@@ -118,7 +112,7 @@ def _walk(field: _Field, value: Any, trail: _Trail, found: list[Finding]) -> Non
             if child is None:
                 continue
             if child.quantity:
-                if isinstance(sub, _SCALARS) and not _is_quantity(sub):
+                if isinstance(sub, _SCALARS) and parse_quantity(sub) is None:
                     found.append(_bad_quantity(sub, _spelt((trail, key))))
             elif isinstance(sub, str):
                 if child.enum and sub and sub not in child.enum:
@@ -139,7 +133,7 @@ def _walk(field: _Field, value: Any, trail: _Trail, found: list[Finding]) -> Non
                     found.append(unsupported(_spelt((trail, i)), "k8s-enum", sub, enum))
             elif item is not None:
                 if item.quantity:
-                    if isinstance(sub, _SCALARS) and not _is_quantity(sub):
+                    if isinstance(sub, _SCALARS) and parse_quantity(sub) is None:
                         found.append(_bad_quantity(sub, _spelt((trail, i))))
                 elif isinstance(sub, list) or (
                     isinstance(sub, dict) and (item.walked_extra is not None or not item.walked.keys().isdisjoint(sub))

@@ -24,6 +24,7 @@ SECCOMP_POD = "seccomp.security.alpha.kubernetes.io/pod"
 SECCOMP_CONTAINER = "container.seccomp.security.alpha.kubernetes.io/"
 APPARMOR_CONTAINER = "container.apparmor.security.beta.kubernetes.io/"
 _LOCALHOST = "localhost/"
+_POD_SPECIFIC = (MIRROR, SECCOMP_POD, SECCOMP_CONTAINER, APPARMOR_CONTAINER)
 
 
 def containers(spec: dict[str, Any], path: Path) -> Iterator[tuple[dict[str, Any], Path]]:
@@ -57,8 +58,8 @@ def check_pod_annotations(meta: Any, spec: Any, path: Path, spec_path: Path, is_
     seccomp and AppArmor fields that ValidatePodCreate and ValidatePodTemplateSpec check
     (is_pod: a Pod, whose AppArmor annotations the Pod strategy first copies to fields)."""
     annotations = _mapping(_mapping(meta).get("annotations"))
-    if not annotations:
-        return
+    if not any(str(key).startswith(_POD_SPECIFIC) for key in annotations):
+        return  # every check below starts from one of these annotations
     spec = _mapping(spec)
     where = (*path, "annotations")
     if MIRROR in annotations and not spec.get("nodeName"):

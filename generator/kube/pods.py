@@ -278,18 +278,26 @@ def check_pod_spec(
     volumes = {str(v.get("name")): v for v in spec.get("volumes") or [] if isinstance(v, dict)}
     volumes.update(dict.fromkeys(claims, _CLAIM_VOLUME))
     yield from containers.check_containers(spec, path, owner, volumes, gates)
-    yield from check_affinity(spec.get("affinity"), (*path, "affinity"), merged_labels)
-    yield from check_node_selector(spec.get("nodeSelector"), (*path, "nodeSelector"))
-    yield from check_tolerations(spec.get("tolerations"), (*path, "tolerations"))
-    yield from check_topology_spread(
-        spec.get("topologySpreadConstraints"), (*path, "topologySpreadConstraints"), merged_labels
-    )
-    yield from check_pod_resources(spec, path)
+    # each of these reads one field, which most Pod specs leave out: only those set are asked
+    if spec.get("affinity") is not None:
+        yield from check_affinity(spec["affinity"], (*path, "affinity"), merged_labels)
+    if spec.get("nodeSelector") is not None:
+        yield from check_node_selector(spec["nodeSelector"], (*path, "nodeSelector"))
+    if spec.get("tolerations") is not None:
+        yield from check_tolerations(spec["tolerations"], (*path, "tolerations"))
+    if spec.get("topologySpreadConstraints") is not None:
+        yield from check_topology_spread(
+            spec["topologySpreadConstraints"], (*path, "topologySpreadConstraints"), merged_labels
+        )
+    if spec.get("resources") is not None:
+        yield from check_pod_resources(spec, path)
     yield from check_host_ports(spec, path)
-    yield from volumes_.check_volumes(spec.get("volumes"), (*path, "volumes"))
+    if spec.get("volumes") is not None:
+        yield from volumes_.check_volumes(spec["volumes"], (*path, "volumes"))
     yield from _check_run_as_root(spec, path)
     yield from pod_spec.check_spec_fields(spec, path, owner, gates)
-    yield from _check_overhead(spec.get("overhead"), (*path, "overhead"))
+    if spec.get("overhead") is not None:
+        yield from _check_overhead(spec["overhead"], (*path, "overhead"))
 
 
 def check_node_selector(selector: Any, path: Path) -> Iterator[Finding]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 _QUANTITY = re.compile(
     r"^(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(?P<suffix>[eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE]|)\Z"
@@ -26,6 +27,14 @@ _DECIMAL = {
 
 def parse_quantity(value: object) -> Decimal | None:
     """The quantity's value, or None when Kubernetes would not parse it."""
+    try:
+        return _parsed(value)
+    except TypeError:  # unhashable: a list or a mapping is no quantity
+        return None
+
+
+@lru_cache(maxsize=8192, typed=True)  # manifests repeat their quantities; typed: True is not 1
+def _parsed(value: object) -> Decimal | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, float) and not math.isfinite(value):
