@@ -136,6 +136,41 @@ def _service(obj: dict[str, Any]) -> Iterator[Fill]:
     yield from _ports(spec.get("ports"), ("spec", "ports"))
 
 
+def _device_requests(spec: Any, path: Path) -> Iterator[Fill]:
+    """SetDefaults_ExactDeviceRequest and SetDefaults_DeviceSubRequest (resource/v1): a request
+    allocates ExactCount devices, one unless it says how many."""
+    devices = spec.get("devices") if isinstance(spec, dict) else None
+    requests = devices.get("requests") if isinstance(devices, dict) else None
+    for i, request in enumerate(requests if isinstance(requests, list) else []):
+        if not isinstance(request, dict):
+            continue
+        bodies = [((*path, "devices", "requests", i, "exactly"), request.get("exactly"))]
+        subs = request.get("firstAvailable")
+        for j, sub in enumerate(subs if isinstance(subs, list) else []):
+            bodies.append(((*path, "devices", "requests", i, "firstAvailable", j), sub))
+        for at, body in bodies:
+            if not isinstance(body, dict):
+                continue
+            mode = "ExactCount" if _unset(body, "allocationMode") else body.get("allocationMode")
+            if mode != body.get("allocationMode"):
+                yield (*at, "allocationMode"), mode
+            count = body.get("count")
+            if mode == "ExactCount" and (count is None or (count == 0 and not isinstance(count, bool))):
+                yield (*at, "count"), 1
+
+
+def _resource_claim(obj: dict[str, Any]) -> Iterator[Fill]:
+    """resource.k8s.io/v1's request defaults, on a ResourceClaim's spec or a template's spec.spec
+    (other versions are left as written: their rules differ, and gen judges no unset field)."""
+    if obj.get("apiVersion") != "resource.k8s.io/v1":
+        return
+    spec = obj.get("spec")
+    if obj.get("kind") == "ResourceClaimTemplate":
+        yield from _device_requests(spec.get("spec") if isinstance(spec, dict) else None, ("spec", "spec"))
+    else:
+        yield from _device_requests(spec, ("spec",))
+
+
 # (group, kind) -> the fills its SetDefaults_* make on an object that lacks them
 DEFAULTERS: dict[tuple[str, str], Callable[[dict[str, Any]], Iterable[Fill]]] = {
     (RBAC_GROUP, "RoleBinding"): _role_binding,
@@ -145,6 +180,7 @@ DEFAULTERS: dict[tuple[str, str], Callable[[dict[str, Any]], Iterable[Fill]]] = 
     **{(group, kind): _pod_template for kind, group in (("Pod", ""), ("CronJob", "batch"))},
     ("apps", "Deployment"): lambda obj: (*_deployment(obj), *_pod_template(obj)),
     **{("apps", kind): _pod_template for kind in ("ReplicaSet", "StatefulSet", "DaemonSet")},
+    **{("resource.k8s.io", kind): _resource_claim for kind in ("ResourceClaim", "ResourceClaimTemplate")},
 }
 
 
