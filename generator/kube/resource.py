@@ -32,6 +32,7 @@ _FIRST_AVAILABLE_MAX = 8  # FirstAvailableDeviceRequestMaxSize
 _CEL_MAX_LENGTH = 10 * 1024  # CELSelectorExpressionMaxLength
 _PARAMETERS_MAX_LENGTH = 10 * 1024  # OpaqueParametersMaxLength
 _ID_MAX_LENGTH = 32  # DeviceMaxIDLength
+_DRIVER_MAX_LENGTH = 63  # DriverNameMaxLength
 _ALLOCATION_MODES = ("All", "ExactCount")
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _ATTRIBUTE_HINT = "a device attribute as domain/name, e.g. resource.kubernetes.io/pcieRoot"
@@ -276,9 +277,8 @@ def _device_configuration(config: Any, path: Path) -> Iterator[Finding]:
         )
         return
     driver = opaque.get("driver")
-    if (driver is None or isinstance(driver, str)) and (err := names.csi_driver_name(driver or "")):
-        detail = err if err == "Required value" else f"Invalid value: {shown(driver)}: {err}"
-        yield error_at((*path, "opaque", "driver"), RULE, detail, "the DRA driver's name, e.g. gpu.nvidia.com")
+    if driver is None or isinstance(driver, str):
+        yield from _driver_name(driver or "", (*path, "opaque", "driver"), "the DRA driver's name, e.g. gpu.nvidia.com")
     parameters = opaque.get("parameters")
     at = (*path, "opaque", "parameters")
     if parameters is None:
@@ -292,6 +292,17 @@ def _device_configuration(config: Any, path: Path) -> Iterator[Finding]:
         )
 
 
+def _driver_name(name: str, path: Path, hint: str) -> Iterator[Finding]:
+    """validateDriverName (core's ValidateCSIDriverName): at most 63 bytes, a DNS subdomain once
+    lower-cased."""
+    if not name:
+        yield error_at(path, RULE, "Required value", hint)
+    if len(name) > _DRIVER_MAX_LENGTH:
+        yield error_at(path, RULE, f"Too long: may not be more than {_DRIVER_MAX_LENGTH} bytes", hint)
+    if name and (err := names.dns1123_subdomain(name.lower())):
+        yield error_at(path, RULE, f"Invalid value: {shown(name)}: {err}", hint)
+
+
 def _fully_qualified_name(name: str, path: Path) -> Iterator[Finding]:
     """validateFullyQualifiedName: validateQualifiedName, and a domain there must be."""
     parts = name.split("/")
@@ -301,8 +312,8 @@ def _fully_qualified_name(name: str, path: Path) -> Iterator[Finding]:
         domain, short = parts
         if not domain:
             yield error_at(path, RULE, 'Invalid value: "": the domain must not be empty', _ATTRIBUTE_HINT)
-        elif err := names.csi_driver_name(domain):
-            yield error_at(path, RULE, f"Invalid value: {shown(domain)}: {err}", _ATTRIBUTE_HINT)
+        else:
+            yield from _driver_name(domain, path, _ATTRIBUTE_HINT)
         if not short:
             yield error_at(path, RULE, 'Invalid value: "": the name must not be empty', _ATTRIBUTE_HINT)
         else:
