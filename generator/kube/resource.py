@@ -207,7 +207,7 @@ def _selector(selector: Any, path: Path) -> Iterator[Finding]:
             message = f"must evaluate to bool or the unknown type, not {celpy.result_type(expression)}"
             hint = "a selector is a condition on `device`, e.g. device.driver == 'gpu.nvidia.com'"
         else:
-            message, hint = f"compilation failed: {err}", "check the syntax"
+            message, hint = "compilation failed: syntax error", "check the syntax (CEL, as cel-go parses it)"
         yield error_at(at, RULE, f"Invalid value: {shown(expression)}: {message}", hint)
 
 
