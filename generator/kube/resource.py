@@ -84,7 +84,7 @@ def _claim_spec(spec: dict[str, Any], path: Path, flat: bool) -> Iterator[Findin
 
 
 def _name_of(item: Any) -> Hashable:
-    return item.get("name") if isinstance(item, dict) else None
+    return _plain(item.get("name")) if isinstance(item, dict) else None
 
 
 def _request_names(requests: Any) -> dict[str, set[str]]:
@@ -283,7 +283,10 @@ def _device_configuration(config: Any, path: Path) -> Iterator[Finding]:
     at = (*path, "opaque", "parameters")
     if parameters is None:
         yield error_at(at, RULE, "Required value", "the driver's parameters, as a JSON object")
-    elif len(json.dumps(parameters, separators=(",", ":"), ensure_ascii=False).encode()) > _PARAMETERS_MAX_LENGTH:
+    elif (
+        len(json.dumps(parameters, separators=(",", ":"), ensure_ascii=False, default=str).encode())
+        > _PARAMETERS_MAX_LENGTH
+    ):
         yield error_at(
             at,
             RULE,
