@@ -310,7 +310,7 @@ CASES = [
         CLAIM_TEMPLATE,
         (("spec", "spec", "devices", "requests", 0, "name"), "GPU"),
         "k8s-resource-claim",
-        "request name",
+        "DNS-1123 label",
     ),
     (
         "claim-selector-cel",
@@ -320,7 +320,7 @@ CASES = [
             "device.attributes[ == 1",
         ),
         "k8s-resource-claim",
-        "CEL does not compile",
+        "compilation failed",
     ),
     ("runtime-class-handler", RUNTIME_CLASS, (("handler",), "nvidia_runc"), "k8s-runtime-class", "DNS-1123 label"),
     (
@@ -536,7 +536,7 @@ MORE = [
         DEVICE_CLASS,
         (("spec", "selectors", 0, "cel", "expression"), "device.driver =="),
         "k8s-resource-claim",
-        "CEL does not compile",
+        "compilation failed",
     ),
     (
         "sts-on-delete-rolling",

@@ -17,6 +17,9 @@ from generator.kube.scope import POD_SPEC_PATHS, at_path
 RBAC_GROUP = "rbac.authorization.k8s.io"
 
 Fill = tuple[Path, Any]
+# A fill's value that removes the field: what a strategy's dropDisabledFields does, before
+# defaulting and validation, to a field whose feature gate is off.
+DROPPED = object()
 
 
 def _unset(mapping: dict[str, Any], key: str) -> bool:
@@ -136,6 +139,61 @@ def _service(obj: dict[str, Any]) -> Iterator[Fill]:
     yield from _ports(spec.get("ports"), ("spec", "ports"))
 
 
+def _device_requests(spec: Any, path: Path, api: Any) -> Iterator[Fill]:
+    """DropDisabledFields (pkg/api/resourceclaimspec) with 1.35's gates: a request's tolerations
+    (DRADeviceTaints), capacity and a constraint's distinctAttribute (DRAConsumableCapacity) are
+    dropped; then, in v1, SetDefaults_ExactDeviceRequest and SetDefaults_DeviceSubRequest: a
+    request allocates ExactCount devices, one unless it says how many. (Other versions' defaults
+    differ, and gen judges no unset allocationMode or count.)"""
+    devices = spec.get("devices") if isinstance(spec, dict) else None
+    if not isinstance(devices, dict):
+        return
+    constraints = devices.get("constraints")
+    for k, constraint in enumerate(constraints if isinstance(constraints, list) else []):
+        if isinstance(constraint, dict) and "distinctAttribute" in constraint:
+            yield (*path, "devices", "constraints", k, "distinctAttribute"), DROPPED
+    requests = devices.get("requests")
+    for i, request in enumerate(requests if isinstance(requests, list) else []):
+        if not isinstance(request, dict):
+            continue
+        at = (*path, "devices", "requests", i)
+        bodies = [((*at, "exactly"), request.get("exactly"))]
+        if api == "resource.k8s.io/v1beta1":  # its request holds what later versions put in `exactly`
+            bodies.append((at, request))
+        subs = request.get("firstAvailable")
+        bodies += [((*at, "firstAvailable", j), sub) for j, sub in enumerate(subs if isinstance(subs, list) else [])]
+        for where, body in bodies:
+            if not isinstance(body, dict):
+                continue
+            yield from (((*where, gated), DROPPED) for gated in ("tolerations", "capacity") if gated in body)
+            if api != "resource.k8s.io/v1":
+                continue
+            mode = "ExactCount" if _unset(body, "allocationMode") else body.get("allocationMode")
+            if mode != body.get("allocationMode"):
+                yield (*where, "allocationMode"), mode
+            count = body.get("count")
+            if mode == "ExactCount" and (count is None or (count == 0 and not isinstance(count, bool))):
+                yield (*where, "count"), 1
+
+
+def _resource_claim(obj: dict[str, Any]) -> Iterator[Fill]:
+    """A ResourceClaim's spec, or a template's spec.spec, as _device_requests leaves it."""
+    spec = obj.get("spec")
+    api = obj.get("apiVersion")
+    if obj.get("kind") == "ResourceClaimTemplate":
+        yield from _device_requests(spec.get("spec") if isinstance(spec, dict) else None, ("spec", "spec"), api)
+    else:
+        yield from _device_requests(spec, ("spec",), api)
+
+
+def _device_class(obj: dict[str, Any]) -> Iterator[Fill]:
+    """The DeviceClass strategy's dropDisabledFields: extendedResourceName goes while
+    DRAExtendedResource is off (alpha, off by default in 1.35)."""
+    spec = obj.get("spec")
+    if isinstance(spec, dict) and "extendedResourceName" in spec:
+        yield ("spec", "extendedResourceName"), DROPPED
+
+
 # (group, kind) -> the fills its SetDefaults_* make on an object that lacks them
 DEFAULTERS: dict[tuple[str, str], Callable[[dict[str, Any]], Iterable[Fill]]] = {
     (RBAC_GROUP, "RoleBinding"): _role_binding,
@@ -145,12 +203,15 @@ DEFAULTERS: dict[tuple[str, str], Callable[[dict[str, Any]], Iterable[Fill]]] = 
     **{(group, kind): _pod_template for kind, group in (("Pod", ""), ("CronJob", "batch"))},
     ("apps", "Deployment"): lambda obj: (*_deployment(obj), *_pod_template(obj)),
     **{("apps", kind): _pod_template for kind in ("ReplicaSet", "StatefulSet", "DaemonSet")},
+    **{("resource.k8s.io", kind): _resource_claim for kind in ("ResourceClaim", "ResourceClaimTemplate")},
+    ("resource.k8s.io", "DeviceClass"): _device_class,
 }
 
 
 def defaulted(obj: dict[str, Any], group: str, kind: str) -> dict[str, Any]:
-    """obj as kube-apiserver validates it: with its defaults filled in. obj itself when nothing
-    is filled; otherwise a copy that shares every mapping and list it does not change."""
+    """obj as kube-apiserver validates it: with its defaults filled in (and the fields of gates
+    that are off dropped). obj itself when nothing is filled; otherwise a copy that shares every
+    mapping and list it does not change."""
     defaulter = DEFAULTERS.get((group, kind))
     fills = list(defaulter(obj)) if defaulter is not None else []
     if not fills:
@@ -166,5 +227,8 @@ def defaulted(obj: dict[str, Any], group: str, kind: str) -> dict[str, Any]:
                 node[step] = child
                 copied.add(id(child))
             node = child
-        node[path[-1]] = value
+        if value is DROPPED:
+            node.pop(path[-1], None)
+        else:
+            node[path[-1]] = value
     return root

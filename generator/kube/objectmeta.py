@@ -6,6 +6,7 @@ from an object's own.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -57,6 +58,22 @@ def check_metadata(obj: dict[str, Any], path: Path = ("metadata",), kind: str | 
             "k8s-annotation-size",
             f"annotations total {total} bytes; kube-apiserver allows {ANNOTATIONS_MAX_BYTES}",
         )
+
+
+def check_template_metadata(meta: Any, path: Path, rule: str) -> Iterator[Finding]:
+    """ValidateTemplateObjectMeta (pkg/apis/core/validation): a claim template's metadata carries
+    labels and annotations, valid as an object's, and nothing else (validateFieldAllowList refuses
+    every other field that is set)."""
+    if not isinstance(meta, dict):
+        return
+    for key, value in meta.items():
+        if key not in ("labels", "annotations") and value not in (None, "", [], {}, 0):
+            yield error_at(
+                (*path, key), rule, "cannot be set", "a claim template's metadata carries only labels and annotations"
+            )
+    kept = {"metadata": {key: meta.get(key) for key in ("labels", "annotations")}}
+    for finding in check_metadata(kept):
+        yield dataclasses.replace(finding, path=(*path, *finding.path[1:]))
 
 
 # helper.IsStandardFinalizerName: the finalizers a name without a domain may be

@@ -15,7 +15,7 @@ from typing import Any
 
 from generator.kube import claims, names, quantity
 from generator.kube.findings import Finding, Path, error_at, unsupported
-from generator.kube.objectmeta import check_metadata
+from generator.kube.objectmeta import check_template_metadata
 from generator.kube.quantity import parse_quantity
 from generator.schema_messages import shown
 
@@ -452,17 +452,7 @@ def _ephemeral(source: dict[str, Any], path: Path) -> Iterator[Finding]:
     if not isinstance(template, dict):
         return
     at = (*path, "volumeClaimTemplate")
-    meta = template.get("metadata")
-    if isinstance(meta, dict):
-        for key, value in meta.items():
-            if key not in ("labels", "annotations") and value not in (None, "", [], {}, 0):
-                yield _error(
-                    (*at, "metadata", key),
-                    "cannot be set",
-                    "a claim template's metadata carries only labels and annotations",
-                )
-        kept = {"metadata": {k: meta.get(k) for k in ("labels", "annotations")}}
-        yield from _under(at, check_metadata(kept))
+    yield from check_template_metadata(template.get("metadata"), (*at, "metadata"), RULE)
     yield from _under(at, claims.check_persistent_volume_claim({"spec": template.get("spec") or {}}))
 
 
