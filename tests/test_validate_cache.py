@@ -82,10 +82,12 @@ def test_findings_follow_edits_within_and_across_files(
     from generator.kube import repository
 
     judged: list[str] = []
-    judge = repository._validate_file
+    judge = repository._judged_documents
     with monkeypatch.context() as scoped:
         scoped.setattr(
-            repository, "_validate_file", lambda file, validator: judged.append(file[1]) or judge(file, validator)
+            repository,
+            "_judged_documents",
+            lambda docs, *rest: judged.extend(dict.fromkeys(d.file for d in docs)) or judge(docs, *rest),
         )
         # warm, unchanged: nothing judged again but the resource a CRD among the inputs defines
         # (judged again once every such CRD is known, as on every run)
@@ -152,3 +154,14 @@ def test_a_file_edited_behind_its_stat_is_judged_again(
     _same_size_edit(settings, settings.read_bytes().replace(b'{a: "1"}', b"{a: 1.5}"))
     after = _same_as_uncached(repo, monkeypatch)
     assert [p for p in after.problems if p.file.endswith("settings.yaml")] and after != before
+
+
+@pytest.mark.parametrize("content", ["kind: ConfigMap\n", "\ufeffkind: ConfigMap # é, 日本\n", ""])
+def test_a_file_is_keyed_alike_from_its_bytes_and_from_the_text_read(tmp_path: Path, content: str) -> None:
+    """A file judged this run is kept under the key of the text its reader decoded, which must
+    be the key a later run computes from the file's bytes, or the entry would never be found."""
+    path = tmp_path / "cm.yaml"
+    path.write_bytes(content.encode("utf-8"))
+    assert cache.text_key("apps/cm.yaml", path.read_bytes().decode("utf-8")) == cache.file_key(
+        str(path), "apps/cm.yaml"
+    )

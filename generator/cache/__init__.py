@@ -99,10 +99,19 @@ def file_key(path: str, name: str, stamps: Stamps | None = None) -> str | None:
             content = handle.readall()
     except OSError:
         return None
-    found = key(name.encode() + b"\0" + content)
+    found = _content_key(name, content)
     if stamps is not None:
         stamps.note(path, info, found, name)
     return found
+
+
+def text_key(name: str, text: str) -> str:
+    """file_key of a file whose UTF-8 text is already read: the same key, without reading it again."""
+    return _content_key(name, text.encode("utf-8"))
+
+
+def _content_key(name: str, content: bytes) -> str:
+    return key(name.encode() + b"\0" + content)
 
 
 def target_name(*where: str) -> str:

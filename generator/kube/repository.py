@@ -58,7 +58,12 @@ def _validate_file(
     file: tuple[str, str], validator: ManifestValidator, applied: sources.Applied | None = None
 ) -> FileResult:
     """One file's findings; with applied, as an engine makes its objects (Flux substitution, a namespace)."""
-    docs, problems = load_file(*file, kube=True)
+    return _judged_documents(*load_file(*file, kube=True), validator, applied)
+
+
+def _judged_documents(
+    docs: list[Document], problems: list[Problem], validator: ManifestValidator, applied: sources.Applied | None
+) -> FileResult:
     # a document with neither apiVersion nor kind is no manifest (Ansible, Talos, app configuration)
     docs = [doc for doc in docs if _names_a_kind(doc.data)]
     if not docs and not problems:
@@ -721,8 +726,13 @@ _Judged = tuple[FileResult, Any, "str | None"]
 
 def _judge_file(item: tuple[tuple[str, str], str | None], validator: ManifestValidator, keep: bool) -> _Judged:
     file, key = item
-    result = _validate_file(file, validator)
-    return (result, _result_to_plain(result), key or gen_cache.file_key(*file)) if keep else (result, None, None)
+    docs, problems = load_file(*file, kube=True)
+    result = _judged_documents(docs, problems, validator, None)
+    if not keep:
+        return result, None, None
+    # the key from the text just read; a file read without documents (empty, unreadable) is read again
+    key = key or (gen_cache.text_key(file[1], docs[0].text) if docs else gen_cache.file_key(*file))
+    return result, _result_to_plain(result), key
 
 
 _PLAIN_JUDGED: parallel.Codec[_Judged] = parallel.Codec(
