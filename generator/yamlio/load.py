@@ -532,17 +532,20 @@ def _simple_documents(text: str, kube: bool = False) -> list[Any]:
     try:
         while (event := get_event()) is not None:
             kind = type(event)
-            if kind is scalar_event:
-                if event.anchor is not None or (event.tag is not None and event.tag != "!"):
-                    raise _Unusual
+            if kind is scalar_event:  # most events: the fewest steps
                 if kube:
-                    if event.tag is not None or event.value == "<<":
+                    if event.anchor is not None or event.tag is not None or event.value == "<<":
                         raise _Unusual
                     value = event.value if event.style else kube_scalars.plain_value(event.value)
                 else:
+                    if event.anchor is not None or (event.tag is not None and event.tag != "!"):
+                        raise _Unusual
                     tag, value = _scalar_tag_and_value(None, event.value, event.implicit, event.style)
                     if tag is None or tag == _MERGE_TAG:
                         raise _Unusual
+                nodes += 1
+                if nodes > MAX_NODES:
+                    raise _Unusual
             elif kind is mapping_start or kind is sequence_start:
                 if event.anchor is not None or event.tag not in (None, "!"):
                     raise _Unusual
@@ -565,15 +568,12 @@ def _simple_documents(text: str, kube: bool = False) -> list[Any]:
                 continue
             else:  # aliases
                 raise _Unusual
-            if kind is scalar_event:
-                nodes += 1
-                if nodes > MAX_NODES:
-                    raise _Unusual
-            if not containers:
-                containers.append(value)  # the document's root, until its end event
+            try:
+                top = containers[-1]
+            except IndexError:  # the document's root, kept until its end event
+                containers.append(value)
                 keys.append(None)
                 continue
-            top = containers[-1]
             if type(top) is list:
                 top.append(value)
             elif keys[-1] is None:
