@@ -751,3 +751,12 @@ def test_an_unquoted_yaml11_value_gets_the_quoting_hint(gen, tmp_path: Path) -> 
     assert run.code == 1 and "hint: Kubernetes reads the unquoted 'y' as a boolean; quote it" in run.out, run.out
     path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  labels: {enabled: 'y'}\n")
     assert gen("validate", path).code == 0
+
+
+def test_every_kind_s_rules_are_found_where_the_table_names_them() -> None:
+    """The per-kind rules are imported when first needed: a misspelt entry would fail only on a
+    repository holding that kind."""
+    from generator.kube.validate import GROUP_RULES, _group_rules
+
+    for group, kind in GROUP_RULES:
+        assert callable(_group_rules(group, kind)), (group, kind)

@@ -7,6 +7,7 @@ the rules of kube-apiserver per API group (one module each) and kube-scheduler (
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
@@ -18,30 +19,18 @@ import jsonschema_rs
 
 from generator import schemas
 from generator.kube import (
-    admission,
     api_versions,
-    apps,
     autoscaling,
-    batch,
-    claims,
     containers,
-    coordination,
     core,
     crds,
     defaults,
-    discovery,
-    networking,
-    node,
     objectmeta,
     openapi,
     pod_security,
     pods,
-    policy,
     rbac,
-    resource,
-    scheduling,
     sources,
-    storage,
 )
 from generator.kube.api_versions import SCHEDULER_CONFIG_KIND
 from generator.kube.findings import Finding, Path
@@ -120,49 +109,64 @@ def _reference_validator(schema: Any, version: str) -> Any:
     return jsonschema.Draft202012Validator(schema, registry=_k8s_reference_registry(version))
 
 
-# kube-apiserver's rules per kind beyond the schemas, one module per API group.
-GROUP_RULES: dict[tuple[str, str], Callable[[dict[str, Any]], Iterator[Finding]]] = {
-    ("", "Service"): core.check_service,
-    ("", "Endpoints"): core.check_endpoints,
-    ("", "Namespace"): core.check_namespace,
-    ("", "PersistentVolumeClaim"): claims.check_persistent_volume_claim,
-    ("", "PersistentVolume"): core.check_persistent_volume,
-    ("", "ConfigMap"): core.check_config_keys,
-    ("", "Secret"): core.check_config_keys,
-    ("", "ResourceQuota"): core.check_resource_quota,
-    ("", "LimitRange"): core.check_limit_range,
-    ("apps", "StatefulSet"): apps.check_stateful_set,
-    ("node.k8s.io", "RuntimeClass"): node.check_runtime_class,
-    ("coordination.k8s.io", "Lease"): coordination.check_lease,
-    ("discovery.k8s.io", "EndpointSlice"): discovery.check_endpoint_slice,
-    ("apps", "DaemonSet"): apps.check_daemon_set,
-    ("apps", "Deployment"): apps.check_deployment,
-    ("apps", "ReplicaSet"): apps.check_replica_set,
-    ("apps", "ControllerRevision"): apps.check_controller_revision,
-    ("storage.k8s.io", "StorageClass"): storage.check_storage_class,
-    ("storage.k8s.io", "VolumeAttachment"): storage.check_volume_attachment,
-    ("storage.k8s.io", "CSIDriver"): storage.check_csi_driver,
-    ("storage.k8s.io", "CSINode"): storage.check_csi_node,
-    ("storage.k8s.io", "VolumeAttributesClass"): storage.check_volume_attributes_class,
-    ("batch", "Job"): batch.check_job,
-    ("batch", "CronJob"): batch.check_cron_job,
-    ("policy", "PodDisruptionBudget"): policy.check_pod_disruption_budget,
-    ("networking.k8s.io", "NetworkPolicy"): networking.check_network_policy,
-    ("networking.k8s.io", "Ingress"): networking.check_ingress,
-    ("networking.k8s.io", "IngressClass"): networking.check_ingress_class,
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): admission.check_validating_admission_policy,
+# kube-apiserver's rules per kind beyond the schemas, one module per API group, named here
+# ("module.function" under generator.kube) and imported when an object of the kind is first
+# judged: a repository of a few kinds never loads the rules of the others.
+GROUP_RULES: dict[tuple[str, str], str] = {
+    ("", "Service"): "core.check_service",
+    ("", "Endpoints"): "core.check_endpoints",
+    ("", "Namespace"): "core.check_namespace",
+    ("", "PersistentVolumeClaim"): "claims.check_persistent_volume_claim",
+    ("", "PersistentVolume"): "core.check_persistent_volume",
+    ("", "ConfigMap"): "core.check_config_keys",
+    ("", "Secret"): "core.check_config_keys",
+    ("", "ResourceQuota"): "core.check_resource_quota",
+    ("", "LimitRange"): "core.check_limit_range",
+    ("apps", "StatefulSet"): "apps.check_stateful_set",
+    ("node.k8s.io", "RuntimeClass"): "node.check_runtime_class",
+    ("coordination.k8s.io", "Lease"): "coordination.check_lease",
+    ("discovery.k8s.io", "EndpointSlice"): "discovery.check_endpoint_slice",
+    ("apps", "DaemonSet"): "apps.check_daemon_set",
+    ("apps", "Deployment"): "apps.check_deployment",
+    ("apps", "ReplicaSet"): "apps.check_replica_set",
+    ("apps", "ControllerRevision"): "apps.check_controller_revision",
+    ("storage.k8s.io", "StorageClass"): "storage.check_storage_class",
+    ("storage.k8s.io", "VolumeAttachment"): "storage.check_volume_attachment",
+    ("storage.k8s.io", "CSIDriver"): "storage.check_csi_driver",
+    ("storage.k8s.io", "CSINode"): "storage.check_csi_node",
+    ("storage.k8s.io", "VolumeAttributesClass"): "storage.check_volume_attributes_class",
+    ("batch", "Job"): "batch.check_job",
+    ("batch", "CronJob"): "batch.check_cron_job",
+    ("policy", "PodDisruptionBudget"): "policy.check_pod_disruption_budget",
+    ("networking.k8s.io", "NetworkPolicy"): "networking.check_network_policy",
+    ("networking.k8s.io", "Ingress"): "networking.check_ingress",
+    ("networking.k8s.io", "IngressClass"): "networking.check_ingress_class",
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): "admission.check_validating_admission_policy",
     (
         "admissionregistration.k8s.io",
         "ValidatingAdmissionPolicyBinding",
-    ): admission.check_validating_admission_policy_binding,
-    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"): admission.check_mutating_admission_policy,
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): admission.check_webhooks,
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): admission.check_webhooks,
-    ("resource.k8s.io", "ResourceClaim"): resource.check_resource_claim,
-    ("resource.k8s.io", "ResourceClaimTemplate"): resource.check_resource_claim,
-    ("resource.k8s.io", "DeviceClass"): resource.check_device_class,
-    (CRD_GROUP, CRD_KIND): crds.check_definition,
+    ): "admission.check_validating_admission_policy_binding",
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"): "admission.check_mutating_admission_policy",
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): "admission.check_webhooks",
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): "admission.check_webhooks",
+    ("resource.k8s.io", "ResourceClaim"): "resource.check_resource_claim",
+    ("resource.k8s.io", "ResourceClaimTemplate"): "resource.check_resource_claim",
+    ("resource.k8s.io", "DeviceClass"): "resource.check_device_class",
+    (CRD_GROUP, CRD_KIND): "crds.check_definition",
+    ("scheduling.k8s.io", "PriorityClass"): "scheduling.check_priority_class",
 }
+
+
+@cache
+def _group_rules(group: str, kind: str) -> Callable[[dict[str, Any]], Iterator[Finding]] | None:
+    named = GROUP_RULES.get((group, kind))
+    if named is None:
+        return None
+    module, function = named.split(".")
+    rules: Callable[[dict[str, Any]], Iterator[Finding]] = getattr(
+        importlib.import_module(f"generator.kube.{module}"), function
+    )
+    return rules
 
 
 def pod_security_finding(
@@ -361,12 +365,10 @@ class ManifestValidator:
         yield from rbac.check_rbac(obj)
         yield from self._pod_security(obj)
         yield from objectmeta.check_derived_names(obj)
-        if kind == "PriorityClass":
-            yield from scheduling.check_priority_class(obj)
         if kind == "HorizontalPodAutoscaler":
             yield from autoscaling.check_hpa(obj, self.gate("HPAScaleToZero", version))
         yield from _removed_volume_plugins(obj, kind, version)
-        rules = GROUP_RULES.get((group, kind))
+        rules = _group_rules(group, kind)
         if rules is not None:  # only the kinds present pay for their group's rules
             yield from rules(obj)
         if kind == "ConfigMap":
