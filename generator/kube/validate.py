@@ -480,8 +480,10 @@ def _removed_volume_plugins(obj: dict[str, Any], kind: str, version: str) -> Ite
         return
     at = api_versions.parse_version(version)
     for path, source in sources:
+        if not isinstance(source, dict) or source.keys().isdisjoint(core.REMOVED_VOLUME_PLUGINS):
+            continue  # nearly every volume: a source still in the tree
         for plugin, removed in core.REMOVED_VOLUME_PLUGINS.items():
-            if isinstance(source, dict) and plugin in source and at >= api_versions.parse_version(removed):
+            if plugin in source and at >= api_versions.parse_version(removed):
                 yield Finding(
                     (*path, plugin),
                     "k8s-volume-removed",

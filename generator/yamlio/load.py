@@ -526,8 +526,12 @@ def _simple_documents(text: str, kube: bool = False) -> list[Any]:
     scalar_event, mapping_start, sequence_start = yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent
     closing = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
     docs: list[Any] = []
-    containers: list[Any] = []  # open mappings and sequences, innermost last
-    keys: list[Any] = []  # per open container: the key whose value comes next (None: a key comes next)
+    # the open mapping or sequence (None: none yet) in locals, the ones around it on a stack
+    top: Any = None
+    key: Any = None  # in a mapping, the key whose value comes next (None: a key comes next)
+    is_list = False
+    around: list[tuple[Any, Any, bool]] = []  # (container, its key, is_list) of each enclosing one
+    root: Any = None
     nodes = 0
     try:
         while (event := get_event()) is not None:
@@ -549,40 +553,37 @@ def _simple_documents(text: str, kube: bool = False) -> list[Any]:
             elif kind is mapping_start or kind is sequence_start:
                 if event.anchor is not None or event.tag not in (None, "!"):
                     raise _Unusual
-                containers.append({} if kind is mapping_start else [])
-                keys.append(None)
+                around.append((top, key, is_list))
+                is_list = kind is sequence_start
+                top, key = ([] if is_list else {}), None
                 nodes += 1
-                if nodes > MAX_NODES or len(containers) > MAX_DEPTH:
+                if nodes > MAX_NODES or len(around) > MAX_DEPTH:
                     raise _Unusual
                 continue
             elif kind in closing:
-                value = containers.pop()
-                keys.pop()
+                value = top
+                top, key, is_list = around.pop()
             elif kind is yaml.DocumentEndEvent:
-                docs.append(containers.pop() if containers else None)
+                docs.append(root)
                 continue
             elif kind is yaml.DocumentStartEvent:
-                containers, keys, nodes = [], [], 0
+                top, key, is_list, around, root, nodes = None, None, False, [], None, 0
                 continue
             elif kind is yaml.StreamStartEvent or kind is yaml.StreamEndEvent:
                 continue
             else:  # aliases
                 raise _Unusual
-            try:
-                top = containers[-1]
-            except IndexError:  # the document's root, kept until its end event
-                containers.append(value)
-                keys.append(None)
-                continue
-            if type(top) is list:
+            if top is None:  # the document's root
+                root = value
+            elif is_list:
                 top.append(value)
-            elif keys[-1] is None:
+            elif key is None:
                 if type(value) is not str or value in top:
                     raise _Unusual
-                keys[-1] = value
+                key = value
             else:
-                top[keys[-1]] = value
-                keys[-1] = None
+                top[key] = value
+                key = None
     except yaml.YAMLError as err:
         raise _Unusual from err
     finally:
