@@ -21,8 +21,6 @@ from datetime import date, datetime
 from pathlib import Path as FsPath
 from typing import Any, NamedTuple
 
-import jsonschema_rs
-
 from generator import schemas
 from generator.kube import api_versions, apiextensions, names
 from generator.kube.findings import Finding, Path
@@ -487,6 +485,8 @@ class Version:
         self.schema = schema
         root = _root_schema(schema, api, kind)
         self.unreadable = ""
+        import jsonschema_rs  # here: a run with no custom resource to judge never needs it
+
         try:
             fast = jsonschema_rs.Draft202012Validator(root)
         except Exception as err:  # a pattern no regex engine here takes, a keyword of the wrong type
@@ -622,6 +622,8 @@ class CatalogSchema:
 
     def _compiled(self) -> schemas.TwoTierValidator | str:
         if self._validator is None:
+            import jsonschema_rs
+
             try:
                 with open(self.path, encoding="utf-8") as handle:
                     schema = json.load(handle)

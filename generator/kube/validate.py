@@ -15,8 +15,6 @@ from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-import jsonschema_rs
-
 from generator import schemas
 from generator.kube import (
     api_versions,
@@ -48,6 +46,7 @@ from generator.yamlio.kube_scalars import plain_value
 from generator.yamlio.load import Document, YamlError, parse_yaml
 
 if TYPE_CHECKING:  # the reference implementation is imported only to explain a failure
+    import jsonschema_rs
     from referencing import Registry
 
 LAST_APPLIED_LIMIT = 262144
@@ -73,6 +72,8 @@ def _k8s_reference_registry(version: str) -> Registry[Any]:
 
 @cache
 def _k8s_fast_registry(version: str) -> jsonschema_rs.Registry:
+    import jsonschema_rs  # here, not at the top: a run whose files all come from the cache judges none (6 ms)
+
     return jsonschema_rs.Registry([(K8S_BASE + "_definitions.json", api_versions.definitions(version))])
 
 
@@ -86,6 +87,8 @@ def _kind_registry(version: str, api_version: str, kind: str) -> jsonschema_rs.R
     fork, for many files), else the definitions of this kind alone (a few objects)."""
     if _k8s_fast_registry.cache_info().currsize:
         return _k8s_fast_registry(version)
+    import jsonschema_rs
+
     return jsonschema_rs.Registry(
         [(K8S_BASE + "_definitions.json", api_versions.kind_definitions(version, api_version, kind))]
     )
@@ -99,6 +102,8 @@ def k8s_validator(version: str, api_version: str, kind: str) -> schemas.TwoTierV
         return None
     name = api_versions.schema_file_name(api_version, kind)
     registry = _kind_registry(version, api_version, kind)
+    import jsonschema_rs
+
     fast = jsonschema_rs.Draft202012Validator(schema, registry=registry, base_uri=K8S_BASE + name)
     return schemas.TwoTierValidator(fast, lambda: _reference_validator(schema, version))
 
