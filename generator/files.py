@@ -80,7 +80,8 @@ def named(
             files.append((str(root), base))
             continue
         prefix = "" if base == "." else f"{base}/"
-        files.extend((os.path.join(root, *rel), prefix + "/".join(rel)) for rel in walk(str(root), suffixes))
+        under = os.path.join(root, "")  # joined by hand below: os.path.join per file costs more than the join
+        files.extend((under + "/".join(rel), prefix + "/".join(rel)) for rel in walk(str(root), suffixes))
     return list({name: (path, name) for path, name in files}.values()), problems
 
 
@@ -111,7 +112,7 @@ def _tool_file(path: str) -> bool:
     """A file by its name or its directory's: a tool's configuration. Dotfiles (`.sops.yaml`,
     `.yamlfmt.yaml`) and files in dot-directories are, as the walk never enters them; pre-commit
     names them all the same (a path outside the current directory is judged by its name)."""
-    directory, name = os.path.split(path)
+    directory, _, name = path.rpartition("/")  # os.path.split's parts, at a fraction of its cost per file
     if name.startswith(".") or _NOT_MANIFEST_NAME.match(name):
         return True
     if not (directory.startswith(".") or "/." in directory) or os.path.isabs(path):
@@ -122,7 +123,7 @@ def _tool_file(path: str) -> bool:
 def _is_fragment(directory: str) -> bool:
     """A file in directory is a Helm values file or patch gen wrote beside a target's
     manifests: not an object."""
-    return os.path.basename(directory) == FRAGMENTS_DIR and os.path.isfile(
+    return directory.rpartition("/")[2] == FRAGMENTS_DIR and os.path.isfile(
         os.path.join(os.path.dirname(directory), MANIFEST_FILE)
     )
 
