@@ -51,6 +51,34 @@ def test_yaml_without_apiversion_and_kind_is_skipped_like_json(gen, repo: Path) 
     assert "1 file validated" in run.err and "3 skipped" in run.err
 
 
+TALOS_VOLUMES = """apiVersion: v1alpha1
+kind: VolumeConfig
+name: EPHEMERAL
+provisioning:
+  maxSize: 100GiB
+---
+apiVersion: v1alpha1
+kind: RawVolumeConfig
+name: local-hostpath
+provisioning:
+  diskSelector:
+    match: disk.transport == "nvme"
+"""
+
+
+def test_another_tools_api_is_skipped_but_a_kubernetes_kind_at_no_kubernetes_version_is_not(gen, repo: Path) -> None:
+    """Talos' documents name an apiVersion no Kubernetes serves and kinds Kubernetes has not:
+    another tool's, never sent to a cluster. A ConfigMap at such a version is a mistake."""
+    write(repo / "talos/all/62-volumes.yaml", TALOS_VOLUMES)
+    write(repo / "apps/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\n")
+    run = gen("validate", ".")
+    assert run.code == 0 and run.out == "", run.out
+    assert "1 file validated" in run.err and "1 skipped" in run.err and "other tools' APIs" in run.err
+    write(repo / "apps/cm.yaml", "apiVersion: v1beta1\nkind: ConfigMap\nmetadata: {name: web}\n")
+    refused = gen("validate", ".")
+    assert refused.code == 1 and findings(refused.out) == [("apps/cm.yaml:1", "k8s-api-version")], refused.out
+
+
 def test_a_document_with_only_one_of_apiversion_and_kind_is_an_error(gen, repo: Path) -> None:
     write(repo / "apps/cm.yaml", "kind: ConfigMap\nmetadata: {name: web}\n")
     run = gen("validate", ".")

@@ -93,7 +93,7 @@ def _summary(files: int, problems: list[Problem], silenced: int, known: int, ski
     )
     return line + (
         f"; {skipped} skipped (no manifests: tool configuration, Helm, Kustomize patches and inputs, "
-        "YAML without apiVersion and kind)"
+        "YAML without apiVersion and kind, other tools' APIs)"
         if skipped
         else ""
     )

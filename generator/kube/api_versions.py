@@ -187,6 +187,17 @@ def is_builtin_group(version: str, group: str) -> bool:
     return "." not in group or group in _builtin_groups(version)
 
 
+@cache
+def _type_names() -> frozenset[str]:
+    """The names (lower case) of every type the shipped versions define, kinds among them."""
+    return frozenset(path.name.split("-")[0] for root in _folders().values() for path in root.glob("*-*.json"))
+
+
+def has_kind(kind: str) -> bool:
+    """Whether some Kubernetes version gen knows has a type called kind, in any group."""
+    return kind.lower() in _type_names()
+
+
 @dataclass(frozen=True)
 class NotServed:
     """Why a version refuses an apiVersion of a kind, and what to use instead."""

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple, Protocol
 
 from generator import cache as gen_cache
 from generator import files, parallel, schemas, suppressions
-from generator.kube import crds, kustomize, pod_security, sources
+from generator.kube import api_versions, crds, kustomize, pod_security, sources
 from generator.kube.findings import Path
 from generator.kube.scope import is_definition, title_of
 from generator.kube.validate import (
@@ -64,8 +64,9 @@ def _validate_file(
 def _judged_documents(
     docs: list[Document], problems: list[Problem], validator: ManifestValidator, applied: sources.Applied | None
 ) -> FileResult:
-    # a document with neither apiVersion nor kind is no manifest (Ansible, Talos, app configuration)
-    docs = [doc for doc in docs if _names_a_kind(doc.data)]
+    # a document with neither apiVersion nor kind is no manifest (Ansible, Talos, app
+    # configuration), nor is one of another tool's API (Talos' VolumeConfig)
+    docs = [doc for doc in docs if _names_a_kind(doc.data) and not _another_tools(doc.data)]
     if not docs and not problems:
         return FileResult([], {}, [], None, [], set(), not_manifest=True)
     judged = _Gathered()
@@ -226,6 +227,21 @@ def _refused_by_kustomize(path: str, result: FileResult) -> FileResult:
 
 def _names_a_kind(data: Any) -> bool:
     return isinstance(data, dict) and ("kind" in data or "apiVersion" in data)
+
+
+def _another_tools(data: dict[str, Any]) -> bool:
+    """A document of another tool's API, never sent to a cluster (Talos' `apiVersion: v1alpha1`
+    `kind: VolumeConfig`): an apiVersion without a group other than v1, which no Kubernetes
+    serves (the core group has v1 alone), and a kind no Kubernetes group has. A Kubernetes kind
+    at such a version is a mistake, and judged."""
+    api, kind = data.get("apiVersion"), data.get("kind")
+    return (
+        isinstance(api, str)
+        and isinstance(kind, str)
+        and "/" not in api
+        and api != "v1"
+        and not api_versions.has_kind(kind)
+    )
 
 
 def _judged(deferred: list[Deferred], enforced: dict[str, list[tuple[str, str]]]) -> list[Problem]:
