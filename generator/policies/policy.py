@@ -11,6 +11,7 @@ import marshal
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from generator import cache, schemas
@@ -105,7 +106,7 @@ class _PackedPolicy(Policy):
         self.directory, self.loaded = "", None
         self._packed = doc
 
-    @property
+    @cached_property  # then an attribute: the checks across a target read it 19 times a policy
     def spec(self) -> dict[str, Any]:  # type: ignore[override]
         spec: dict[str, Any] = self._packed.unpacked()[0]
         return spec
