@@ -44,7 +44,9 @@ _MAX_ID = 2147483647
 def check_containers(
     spec: dict[str, Any], path: Path, owner: str, volumes: dict[str, Any], gates: Set[str]
 ) -> Iterator[Finding]:
-    """volumes: the Pod's volumes by name (a StatefulSet's claim templates among them)."""
+    """volumes: the Pod's volumes by name (a StatefulSet's claim templates among them); gates:
+    the GATES on for the version, and PRIVILEGED_DISALLOWED where the clusters refuse privileged
+    containers."""
     containers = spec.get("containers")
     if isinstance(containers, list) and not containers:
         yield error_at((*path, "containers"), "k8s-container", "Required value: a Pod needs at least one container")

@@ -242,7 +242,8 @@ def check_pod_spec(
     spec: Any, path: Path, owner: str, gates: Set[str], claims: Iterable[str] = (), merged_labels: Any = None
 ) -> Iterator[Finding]:
     """claims: a StatefulSet's volumeClaimTemplates, which its Pods mount as volumes; gates: the
-    feature gates on (containers.GATES) for the version; merged_labels: a Pod's own labels (see
+    feature gates on (containers.GATES) for the version, and containers.PRIVILEGED_DISALLOWED
+    where the clusters refuse privileged containers; merged_labels: a Pod's own labels (see
     selected_twice)."""
     if not isinstance(spec, dict):
         return
@@ -561,7 +562,8 @@ _TEMPLATE_OWNERS = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job
 
 
 def check_workload(obj: dict[str, Any], gates: Set[str]) -> Iterator[Finding]:
-    """gates: the feature gates on (containers.GATES) for the version the object is validated for."""
+    """gates: the feature gates on (containers.GATES) for the version the object is validated
+    for, and containers.PRIVILEGED_DISALLOWED where the clusters refuse privileged containers."""
     kind = obj.get("kind")
     meta = obj.get("metadata")
     meta_annotations = meta.get("annotations") if isinstance(meta, dict) else None  # unknown kinds are unchecked
