@@ -53,6 +53,31 @@ def test_cel_that_does_not_parse_is_still_refused(gen, tmp_path: Path) -> None:
     assert run.code == 1 and "k8s-admission-policy" in run.out and "does not compile" in run.out
 
 
+@pytest.mark.parametrize(
+    ("expression", "undeclared"),
+    [
+        ("objekt.metadata.name != ''", "objekt"),
+        ("object.spec.containers.all(c, c.image != image)", "image"),
+        ("has(object.spec) && size(object.spec.containers) > limit", "limit"),
+        # bound by a macro or cel.bind, read through a namespace, a type's name: all declared
+        ("object.spec.containers.all(c, c.ports.exists(p, p.containerPort > 1024))", None),
+        ("cel.bind(names, object.spec.containers.map(c, c.name), names.size() == 1)", None),
+        ("type(object.spec.priority) == int && sets.contains(['a'], ['a'])", None),
+        ("variables.size() >= 0 || params.x == namespaceObject.metadata.name", None),
+    ],
+)
+def test_a_variable_the_environment_does_not_declare_is_refused(
+    gen, tmp_path: Path, expression: str, undeclared: str | None
+) -> None:
+    """cel-go refuses a name its environment does not declare ("undeclared reference"); gen
+    refuses it where no macro, bind or namespace may explain the name, and nothing else."""
+    run = _validate(gen, tmp_path, VAP.replace("EXPRESSION", expression))
+    if undeclared is None:
+        assert run.code == 0, run.out
+    else:
+        assert run.code == 1 and f"undeclared reference to '{undeclared}'" in run.out, run.out
+
+
 CLUSTER_ROLE_BINDING = """\
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding

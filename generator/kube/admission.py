@@ -27,15 +27,26 @@ _SCOPES = ("*", "Cluster", "Namespaced")
 _EVERY_GROUP = '"" is the core group, "*" every group or version'
 
 
-def cel_error(expression: str, returns: tuple[str, ...] = ()) -> str | None:
-    """Why expression does not compile as CEL, or None: its syntax, and, where it must return one
-    of the types returns, an expression that returns another type whatever its variables' types
-    (cel.result_type: all the type checking gen does without the matched resources' schemas);
-    only manifests with CEL import its runtime."""
+# The variables each CEL environment declares (staging/src/k8s.io/apiserver/pkg/admission/plugin/cel):
+# an admission policy's (params whether or not it has a paramKind, so that none is refused
+# wrongly), a mutating policy's message types, and a webhook's match conditions'.
+POLICY_VARIABLES = frozenset({"object", "oldObject", "request", "params", "namespaceObject", "authorizer", "variables"})
+_MUTATION_VARIABLES = POLICY_VARIABLES | {"Object", "JSONPatch"}
+_WEBHOOK_VARIABLES = frozenset({"object", "oldObject", "request", "authorizer"})
+
+
+def cel_error(expression: str, returns: tuple[str, ...] = (), declared: frozenset[str] | None = None) -> str | None:
+    """Why expression does not compile as CEL, or None: its syntax; a variable its environment
+    does not declare (where declared names them); and, where it must return one of the types
+    returns, an expression that returns another type whatever its variables' types
+    (cel.result_type): the type checking gen does without the matched resources' schemas.
+    Only manifests with CEL import its runtime."""
     from generator.kube import cel
 
     if err := cel.parse_error(expression):
         return err
+    if declared is not None and (name := cel.undeclared(expression, declared)) is not None:
+        return f"undeclared reference to {name!r} (in container '')"
     result = cel.result_type(expression) if returns else None
     if result is not None and result not in returns:
         return f"must evaluate to {returns[0] if len(returns) == 1 else 'one of [' + ' '.join(returns) + ']'}"
@@ -46,9 +57,20 @@ _BOOL = ("bool",)
 _STRING = ("string",)
 
 
-def _cel(expression: Any, path: Path, rule: str, returns: tuple[str, ...] = ()) -> Iterator[Finding]:
-    if isinstance(expression, str) and (err := cel_error(expression, returns)):
-        hint = f"it must return {' or '.join(returns)}" if err.startswith("must evaluate") else "check the syntax"
+def _cel(
+    expression: Any,
+    path: Path,
+    rule: str,
+    returns: tuple[str, ...] = (),
+    declared: frozenset[str] = POLICY_VARIABLES,
+) -> Iterator[Finding]:
+    if isinstance(expression, str) and (err := cel_error(expression, returns, declared)):
+        if err.startswith("must evaluate"):
+            hint = f"it must return {' or '.join(returns)}"
+        elif err.startswith("undeclared"):
+            hint = "the expression may read " + ", ".join(sorted(declared))
+        else:
+            hint = "check the syntax"
         yield Finding(path, rule, Severity.ERROR, f"CEL does not compile: {err}", hint)
 
 
@@ -62,12 +84,19 @@ def check_mutating_admission_policy(obj: dict[str, Any]) -> Iterator[Finding]:
     for field in ("matchConditions", "variables"):
         for i, entry in enumerate(spec.get(field) or []):
             if isinstance(entry, dict):
-                yield from _cel(entry.get("expression"), ("spec", field, i, "expression"), _POLICY)
+                yield from _cel(
+                    entry.get("expression"), ("spec", field, i, "expression"), _POLICY, declared=_MUTATION_VARIABLES
+                )
     for i, mutation in enumerate(spec.get("mutations") or []):
         for patch in ("applyConfiguration", "jsonPatch"):
             body = mutation.get(patch) if isinstance(mutation, dict) else None
             if isinstance(body, dict):
-                yield from _cel(body.get("expression"), ("spec", "mutations", i, patch, "expression"), _POLICY)
+                yield from _cel(
+                    body.get("expression"),
+                    ("spec", "mutations", i, patch, "expression"),
+                    _POLICY,
+                    declared=_MUTATION_VARIABLES,
+                )
 
 
 def check_validating_admission_policy(obj: dict[str, Any]) -> Iterator[Finding]:
@@ -590,4 +619,5 @@ def _match_conditions(conditions: list[Any], path: Path, rule_id: str = "k8s-web
             seen.add(str(name))
         if not condition.get("expression"):
             yield error_at((*where, "expression"), rule_id, "Required value: a match condition needs an expression")
-        yield from _cel(condition.get("expression"), (*where, "expression"), rule_id, _BOOL)
+        declared = POLICY_VARIABLES if rule_id == _POLICY else _WEBHOOK_VARIABLES
+        yield from _cel(condition.get("expression"), (*where, "expression"), rule_id, _BOOL, declared)

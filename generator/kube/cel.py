@@ -284,6 +284,7 @@ class _Compiled:
     error: str | None = None
     optional: bool = False
     result: str | None = None  # the CEL type it returns whatever its variables' types: "bool", "list"...
+    free: tuple[str, ...] = ()  # the variables it names that nothing in it binds, in order
 
 
 @cache
@@ -299,7 +300,11 @@ def _compiled(rule: str) -> _Compiled:
             return _Compiled(optional=True)
         lines = str(err).strip().splitlines()
         return _Compiled(error=lines[0] if lines else type(err).__name__)
-    return _Compiled(program=env.program(tree, functions=_library()), result=_result_type(tree))
+    free: list[str] = []
+    _free_names(tree, frozenset(), free)
+    return _Compiled(
+        program=env.program(tree, functions=_library()), result=_result_type(tree), free=tuple(dict.fromkeys(free))
+    )
 
 
 # the parse tree's names for a literal, and the CEL type it has
@@ -350,6 +355,65 @@ def _result_type(tree: Any) -> str | None:
         return _FUNCTIONS.get(str(children[0]))
     if rule == "member_dot_arg":
         return _METHODS.get(str(children[1]))
+    return None
+
+
+# CEL's type denotations, which an expression may name as values (`type(x) == int`).
+_TYPE_NAMES = frozenset({"bool", "bytes", "double", "dyn", "int", "list", "map", "null_type", "string", "type", "uint"})
+
+
+def _bare_name(node: Any) -> str | None:
+    """The name an argument is when it is a lone identifier (down its chain of one-child nodes)."""
+    while getattr(node, "children", None) is not None and len(node.children) == 1 and str(node.data) != "ident":
+        node = node.children[0]
+    return str(node.children[0]) if str(getattr(node, "data", "")) == "ident" else None
+
+
+def _free_names(node: Any, bound: frozenset[str], out: list[str]) -> None:
+    """Appends to out the identifiers node reads that nothing around it binds. Where a name
+    may be something other than a variable it is left out, so a name listed is surely one: a
+    call's receiver written alone may be a namespace (`cel.bind`, `strings.quote`, `sets`), a
+    call's leading lone identifiers may be the variables a macro binds (`all(x, ...)`,
+    `cel.bind(v, ...)`, two-variable comprehensions), a message's type name is a type
+    (`Object{...}`), and a name with a leading dot is fully qualified."""
+    children = getattr(node, "children", None)
+    if children is None:
+        return
+    kind = str(node.data)
+    if kind == "ident":
+        if str(children[0]) not in bound:
+            out.append(str(children[0]))
+        return
+    if kind == "member_dot":  # the field name after the dot is no variable
+        _free_names(children[0], bound, out)
+        return
+    if kind == "member_dot_arg":
+        if _bare_name(children[0]) is None:
+            _free_names(children[0], bound, out)
+        arguments = children[2].children if len(children) > 2 and hasattr(children[2], "children") else []
+        binds = []
+        for argument in arguments[:-1]:
+            if (name := _bare_name(argument)) is None:
+                break
+            binds.append(name)
+        for argument in arguments[len(binds) :]:
+            _free_names(argument, bound | frozenset(binds), out)
+        return
+    if kind == "member_object":  # Type{field: value}: the type's name, then the values
+        for init in getattr(children[-1], "children", []):
+            _free_names(init, bound, out)
+        return
+    for child in children[1:] if kind in ("ident_arg", "dot_ident_arg", "dot_ident") else children:
+        _free_names(child, bound, out)
+
+
+def undeclared(rule: str, declared: frozenset[str]) -> str | None:
+    """The first variable rule reads that its environment does not declare (cel-go's
+    "undeclared reference" at compile time), or None; an expression with optional syntax,
+    which cel-python cannot parse as written, is not looked into."""
+    for name in _compiled(rule).free:
+        if name not in declared and name not in _TYPE_NAMES:
+            return name
     return None
 
 

@@ -1067,6 +1067,7 @@ def _extensions(node: dict[str, Any], path: Path) -> Iterator[Finding]:
             )
 
 
+_RULE_VARIABLES = frozenset({"self", "oldSelf"})  # what a CRD rule's CEL environment declares
 _LIST_TYPES = ("atomic", "set", "map")
 _MAP_TYPES = ("granular", "atomic")
 
@@ -1084,7 +1085,12 @@ def _rules_compile(node: dict[str, Any], path: Path) -> Iterator[Finding]:
                 wanted, hint = ("bool" if key == "rule" else "string"), "check the CEL syntax"
                 # later releases take a list of strings as a messageExpression too: a list is left alone
                 allowed = (None, wanted) if key == "rule" else (None, wanted, "list")
-                if (error := cel.parse_error(text)) is None and cel.result_type(text) not in allowed:
+                if (error := cel.parse_error(text)) is None and (name := cel.undeclared(text, _RULE_VARIABLES)):
+                    error, hint = (
+                        f"undeclared reference to {name!r} (in container '')",
+                        "a rule reads self (and oldSelf)",
+                    )
+                elif error is None and cel.result_type(text) not in allowed:
                     error = f"{'cel expression' if key == 'rule' else key} must evaluate to a {wanted}"
                     hint = f"the {key} must return a {wanted}"
                 if error is not None:

@@ -30,6 +30,7 @@ _CONFIG_MAX = 32  # DeviceConfigMaxSize
 _SELECTORS_MAX = 32  # DeviceSelectorsMaxSize
 _FIRST_AVAILABLE_MAX = 8  # FirstAvailableDeviceRequestMaxSize
 _CEL_MAX_LENGTH = 10 * 1024  # CELSelectorExpressionMaxLength
+_SELECTOR_VARIABLES = frozenset({"device"})  # what the DRA CEL environment declares (dynamic-resource-allocation/cel)
 _PARAMETERS_MAX_LENGTH = 10 * 1024  # OpaqueParametersMaxLength
 _ID_MAX_LENGTH = 32  # DeviceMaxIDLength
 _DRIVER_MAX_LENGTH = 63  # DriverNameMaxLength
@@ -200,12 +201,14 @@ def _selector(selector: Any, path: Path) -> Iterator[Finding]:
         yield error_at(
             at, RULE, f"Too long: may not be more than {_CEL_MAX_LENGTH} bytes", "split it over several selectors"
         )
-    elif err := cel_error(expression, ("bool",)):
+    elif err := cel_error(expression, ("bool",), _SELECTOR_VARIABLES):
         if err.startswith("must evaluate"):
             from generator.kube import cel as celpy
 
             message = f"must evaluate to bool or the unknown type, not {celpy.result_type(expression)}"
             hint = "a selector is a condition on `device`, e.g. device.driver == 'gpu.nvidia.com'"
+        elif err.startswith("undeclared"):
+            message, hint = f"compilation failed: {err}", "a selector reads `device`, the one variable it is given"
         else:
             message, hint = "compilation failed: syntax error", "check the syntax (CEL, as cel-go parses it)"
         yield error_at(at, RULE, f"Invalid value: {shown(expression)}: {message}", hint)
