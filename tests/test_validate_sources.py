@@ -77,6 +77,8 @@ def test_another_tools_api_is_skipped_but_a_kubernetes_kind_at_no_kubernetes_ver
     write(repo / "apps/cm.yaml", "apiVersion: v1beta1\nkind: ConfigMap\nmetadata: {name: web}\n")
     refused = gen("validate", ".")
     assert refused.code == 1 and findings(refused.out) == [("apps/cm.yaml:1", "k8s-api-version")], refused.out
+    write(repo / "apps/cm.yaml", "apiVersion: ''\nkind: Widget\nmetadata: {name: web}\n")  # no version at all
+    assert gen("validate", ".").code == 1
 
 
 def test_a_document_with_only_one_of_apiversion_and_kind_is_an_error(gen, repo: Path) -> None:

@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from functools import partial
@@ -231,17 +232,22 @@ def _names_a_kind(data: Any) -> bool:
 
 def _another_tools(data: dict[str, Any]) -> bool:
     """A document of another tool's API, never sent to a cluster (Talos' `apiVersion: v1alpha1`
-    `kind: VolumeConfig`): an apiVersion without a group other than v1, which no Kubernetes
-    serves (the core group has v1 alone), and a kind no Kubernetes group has. A Kubernetes kind
-    at such a version is a mistake, and judged."""
+    `kind: VolumeConfig`): an apiVersion that is a version alone other than v1, which no
+    Kubernetes serves (the core group has v1 alone), and a kind no Kubernetes group has. A
+    Kubernetes kind at such a version is a mistake, and judged; so is an apiVersion that is no
+    version at all."""
     api, kind = data.get("apiVersion"), data.get("kind")
     return (
         isinstance(api, str)
-        and isinstance(kind, str)
-        and "/" not in api
+        and _GROUPLESS_VERSION.fullmatch(api) is not None
         and api != "v1"
+        and isinstance(kind, str)
+        and kind != ""
         and not api_versions.has_kind(kind)
     )
+
+
+_GROUPLESS_VERSION = re.compile(r"v[1-9][0-9]*(?:(?:alpha|beta)[1-9][0-9]*)?")  # a version alone: v1alpha1
 
 
 def _judged(deferred: list[Deferred], enforced: dict[str, list[tuple[str, str]]]) -> list[Problem]:
