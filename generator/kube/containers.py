@@ -260,7 +260,9 @@ _ENV_FIELDS = (
     "status.podIP",
     "status.podIPs",
 )
-_ENV_RESOURCES = (
+# validContainerResourceFieldPathExpressions and ...PrefixesWithDownwardAPIHugePages: what a
+# resourceFieldRef reads, from an environment variable or a downwardAPI volume alike
+CONTAINER_RESOURCE_FIELDS = (
     "limits.cpu",
     "limits.ephemeral-storage",
     "limits.memory",
@@ -268,7 +270,7 @@ _ENV_RESOURCES = (
     "requests.ephemeral-storage",
     "requests.memory",
 )
-_HUGEPAGES_FIELDS = ("requests.hugepages-", "limits.hugepages-")
+HUGEPAGES_FIELD_PREFIXES = ("requests.hugepages-", "limits.hugepages-")
 
 
 @lru_cache(maxsize=8192)  # manifests repeat their variables' names
@@ -348,8 +350,8 @@ def _resource_field_ref(ref: dict[str, Any], path: Path) -> Iterator[Finding]:
         return
     if not resource:
         yield error_at((*path, "resource"), "k8s-env", "Required value: resource")
-    elif resource not in _ENV_RESOURCES and not resource.startswith(_HUGEPAGES_FIELDS):
-        yield unsupported((*path, "resource"), "k8s-env", resource, _ENV_RESOURCES)
+    elif resource not in CONTAINER_RESOURCE_FIELDS and not resource.startswith(HUGEPAGES_FIELD_PREFIXES):
+        yield unsupported((*path, "resource"), "k8s-env", resource, CONTAINER_RESOURCE_FIELDS)
     if why := quantity.divisor_error(resource, ref.get("divisor")):
         yield error_at((*path, "divisor"), "k8s-env", why)
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from generator.kube import claims, names, quantity
+from generator.kube.containers import CONTAINER_RESOURCE_FIELDS, HUGEPAGES_FIELD_PREFIXES
 from generator.kube.findings import Finding, Path, error_at, unsupported
 from generator.kube.objectmeta import check_template_metadata
 from generator.kube.quantity import parse_quantity
@@ -93,15 +94,6 @@ _IQN = re.compile(r"iqn\.[0-9]{4}-[0-9]{2}\.([A-Za-z0-9\-.]+)(:[^,;*&$|\t\n\f\r 
 _EUI = re.compile(r"^eui.[A-Za-z0-9]{16}\Z")
 _NAA = re.compile(r"^naa.[A-Za-z0-9]{32}\Z")
 _VOLUME_FIELD_PATHS = ("metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace", "metadata.uid")
-_RESOURCE_FIELDS = (
-    "limits.cpu",
-    "limits.ephemeral-storage",
-    "limits.memory",
-    "requests.cpu",
-    "requests.ephemeral-storage",
-    "requests.memory",
-)
-_HUGEPAGES = ("requests.hugepages-", "limits.hugepages-")
 
 
 def _error(path: Path, message: str, hint: str = "") -> Finding:
@@ -187,8 +179,8 @@ def _resource_field_selector(ref: dict[str, Any], path: Path) -> Iterator[Findin
         )
     elif not resource or not isinstance(resource, str):
         yield _error((*path, "resource"), "Required value")
-    elif resource not in _RESOURCE_FIELDS and not resource.startswith(_HUGEPAGES):
-        yield unsupported((*path, "resource"), RULE, resource, _RESOURCE_FIELDS)
+    elif resource not in CONTAINER_RESOURCE_FIELDS and not resource.startswith(HUGEPAGES_FIELD_PREFIXES):
+        yield unsupported((*path, "resource"), RULE, resource, CONTAINER_RESOURCE_FIELDS)
     if isinstance(resource, str) and (why := quantity.divisor_error(resource, ref.get("divisor"))):
         yield _error((*path, "divisor"), f"{shown(ref.get('divisor'))}: {why}")
 
