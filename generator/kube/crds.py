@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 
 from generator import schemas
 from generator.kube import api_versions, apiextensions, names
+from generator.kube.admission import cel_error
 from generator.kube.findings import Finding, Path
 from generator.kube.scope import CRD_GROUP, is_definition
 from generator.problems import Problem, Severity
@@ -1080,17 +1081,12 @@ def _rules_compile(node: dict[str, Any], path: Path) -> Iterator[Finding]:
         for key in ("rule", "messageExpression"):
             text = rule.get(key) if isinstance(rule, dict) else None
             if isinstance(text, str) and text.strip():
-                from generator.kube import cel  # only CRDs with rules pay for the CEL runtime
-
                 wanted, hint = ("bool" if key == "rule" else "string"), "check the CEL syntax"
                 # later releases take a list of strings as a messageExpression too: a list is left alone
-                allowed = (None, wanted) if key == "rule" else (None, wanted, "list")
-                if (error := cel.parse_error(text)) is None and (name := cel.undeclared(text, _RULE_VARIABLES)):
-                    error, hint = (
-                        f"undeclared reference to {name!r} (in container '')",
-                        "a rule reads self (and oldSelf)",
-                    )
-                elif error is None and cel.result_type(text) not in allowed:
+                error = cel_error(text, (wanted,) if key == "rule" else (wanted, "list"), _RULE_VARIABLES)
+                if error is not None and error.startswith("undeclared"):
+                    hint = "a rule reads self (and oldSelf)"
+                elif error is not None and error.startswith("must evaluate"):
                     error = f"{'cel expression' if key == 'rule' else key} must evaluate to a {wanted}"
                     hint = f"the {key} must return a {wanted}"
                 if error is not None:
