@@ -1,6 +1,7 @@
 """What loading and checking policies take from the run before: each policy file's build
-(its policies and findings) while the file's bytes are the same, and each target's rule
-findings while nothing the target is made from changed (`Target.made_from`).
+(its policies and findings) while the file's bytes are the same, each target's rule
+findings while nothing the target is made from changed (`Target.made_from`), and else each
+workload's findings while its text and what its rules read of the others are the same.
 
 Builds are kept per policy directory (and working directory, which names the files), one
 bundle holding each file's plain form under the hash of its name and content; a file's stats,
@@ -16,7 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from generator import cache
-from generator.policies.targets import Target
+from generator.policies import rules
+from generator.policies.overrides import OverlaidDocument
+from generator.policies.policy import Policy
+from generator.policies.targets import Target, text_key
 from generator.policies.validate import Built, built_from_plain, built_to_plain
 from generator.problems import Problem
 
@@ -24,6 +28,10 @@ _BUILDS = "policies"
 _KEPT_BUNDLES = 32  # policy directories (and gen builds) remembered; the least recently used go first
 _CHECKS = "checks"
 _KEPT_CHECKS = 32  # working directories (and gen builds) remembered, the least recently used going first
+_WORKLOAD_CHECKS = "workload-checks"
+_KEPT_TARGETS = (
+    64  # targets (and gen builds) whose workload findings are remembered, the least recently used going first
+)
 
 File = tuple[str, str]  # (path, the name findings give it)
 
@@ -64,9 +72,12 @@ class Kept:
         bundle.save()
         return loaded
 
-    def checks(self, targets: list[Target], check: Callable[[Target], list[Problem]]) -> list[list[Problem]]:
+    def checks(
+        self, targets: list[Target], check: Callable[[Target, rules.Previous | None], list[Problem]]
+    ) -> list[list[Problem]]:
         """Each target's rule findings: as the run before found them where nothing the target
-        is made from changed, else `check` of it."""
+        is made from changed, else `check` of it, given each workload's findings from the run
+        before (`Workloads`)."""
         bundle = cache.Bundle(_CHECKS, cache.key(cache.code() + os.getcwd().encode()), keep=_KEPT_CHECKS)
         found = []
         for target in targets:
@@ -80,12 +91,71 @@ class Kept:
                     checked = [Problem.from_plain(p) for p in bundle.stored[key]]
                     bundle.kept[key] = bundle.stored[key]
             if checked is None:
-                checked = check(target)
+                workloads = Workloads.of(target)
+                checked = check(target, workloads)
+                if workloads is not None:
+                    workloads.save()
                 if key is not None:
                     bundle.kept[key] = [p.to_plain() for p in checked]
             found.append(checked)
         bundle.save()
         return found
+
+
+class Workloads:
+    """One target's workload findings from the run before, and this run's (`rules.Previous`).
+
+    A workload's findings are a function of its document (the text of its file, whose lines
+    they name; an overridden policy's is its own file's, with the Target file's), the target's
+    settings and Target file, what its rules read of the other policies (`rules.Facts`) and
+    gen's code (in the bundle's name). Each run keeps exactly the findings it used."""
+
+    @classmethod
+    def of(cls, target: Target) -> Workloads | None:
+        """None when the target's settings hold a value marshal does not know."""
+        try:
+            return cls(target)
+        except ValueError:
+            return None
+
+    def __init__(self, target: Target) -> None:
+        self._texts: dict[str, bytes] = {}
+        self._target = target.settings_key + self._text(target.policy)
+        name = cache.target_name(target.name, target.policy.file, target.policy.directory)
+        self._bundle = cache.Bundle(_WORKLOAD_CHECKS, name, keep=_KEPT_TARGETS)
+        self._facts: tuple[rules.Facts, bytes] | None = None
+
+    def _text(self, policy: Policy) -> bytes:
+        doc = policy.doc
+        return text_key(doc.written if isinstance(doc, OverlaidDocument) else doc, self._texts)
+
+    def _key(self, policy: Policy, facts: rules.Facts) -> str | None:
+        if self._facts is None or self._facts[0] is not facts:
+            try:
+                self._facts = (facts, facts.key())
+            except ValueError:  # a value marshal does not know
+                return None
+        identity = cache.stable_bytes((policy.kind, policy.name, policy.doc.file, policy.doc.index))
+        return cache.key(self._target + self._facts[1] + identity + self._text(policy))
+
+    def checked(self, policy: Policy, facts: rules.Facts) -> list[Problem] | None:
+        key = self._key(policy, facts)
+        if key is None or (stored := self._bundle.stored.get(key)) is None:
+            return None
+        try:
+            found = [Problem.from_plain(p) for p in stored]
+        except (TypeError, ValueError):  # an entry that does not read
+            return None
+        self._bundle.kept[key] = stored
+        return found
+
+    def keep_checked(self, policy: Policy, facts: rules.Facts, found: list[Problem]) -> None:
+        key = self._key(policy, facts)
+        if key is not None:
+            self._bundle.kept[key] = [p.to_plain() for p in found]
+
+    def save(self) -> None:
+        self._bundle.save()
 
 
 def _stored_builds(stored: dict[str, Any]) -> dict[str, tuple[Any, Built]]:

@@ -83,16 +83,15 @@ def across(policy: Policy, target: Target) -> list[list[str]] | None:
     services = target.of_kind("ReplicatedService")
     if policy.kind == "ReplicatedService":
         found = []
-        for rule in policy.spec["placement"]["colocateWith"]:
+        namespace, colocate = policy.shared
+        for rule in colocate:
             matches = {
-                s.spec["namespace"]
-                for s in services
-                if all(pod_labels(s).get(k) == v for k, v in rule["matchLabels"].items())
+                s.shared[0] for s in services if all(pod_labels(s).get(k) == v for k, v in rule["matchLabels"].items())
             }
-            found.append(sorted(matches) if matches and matches != {policy.spec["namespace"]} else [])
+            found.append(sorted(matches) if matches and matches != {namespace} else [])
         return found
     if policy.kind == "Monitoring" and not policy.spec.get("namespaces"):
-        return [sorted({s.spec["namespace"] for s in services})]
+        return [sorted({s.shared[0] for s in services})]
     return None
 
 
@@ -241,10 +240,10 @@ def _label_names(value: str | dict[str, str] | None) -> dict[str, str]:
     return GPU_LABEL_PRESETS[value] if isinstance(value, str) else dict(value or {})
 
 
-def gpu_labels(gpu: dict[str, Any], target: Target) -> dict[str, str]:
+def gpu_labels(gpu: dict[str, Any], target_labels: str | dict[str, str] | None) -> dict[str, str]:
     """The labels a GPU policy's affinity reads: its own gpu.labels, field by field over its
-    target's gpuLabels, over gen's defaults."""
-    return {**DEFAULT_GPU_LABELS, **_label_names(target.gpu_labels), **_label_names(gpu.get("labels"))}
+    target's gpuLabels (`target_labels`), over gen's defaults."""
+    return {**DEFAULT_GPU_LABELS, **_label_names(target_labels), **_label_names(gpu.get("labels"))}
 
 
 def gpu_node_terms(gpu: dict[str, Any], labels: dict[str, str]) -> list[dict[str, Any]]:
@@ -267,7 +266,7 @@ def gpu_resources(resources: dict[str, Any], gpu: dict[str, Any]) -> dict[str, A
 
 def gpu_affinity(gpu: dict[str, Any], target: Target) -> dict[str, Any]:
     """The required node affinity that keeps a GPU Pod on the verified models and memory."""
-    terms = gpu_node_terms(gpu, gpu_labels(gpu, target))
+    terms = gpu_node_terms(gpu, gpu_labels(gpu, target.gpu_labels))
     if not terms:
         return {}
     return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
@@ -408,7 +407,7 @@ def namespaces(target: Target) -> dict[str, list[Policy]]:
         if policy.kind == "Scheduler":
             found = {scheduler_namespace(policy)}
         elif policy.kind in ("GpuWorkload", "ReplicatedService"):
-            found = {policy.spec["namespace"]}
+            found = {policy.shared[0]}
         elif policy.kind == "Manifests":
             found = manifests.namespaces_used(policy, custom)
         else:

@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     import jsonschema
 
 
+# What other policies read of a policy: a workload's namespace (empty for kinds without one),
+# and a ReplicatedService's placement.colocateWith rules.
+Shared = tuple[str, list[dict[str, Any]]]
+
+
 @dataclass
 class Policy:
     """A schema-valid policy with the schema's defaults filled in."""
@@ -36,18 +41,30 @@ class Policy:
     directory: str = ""  # the real directory of its file: where a Manifests policy's paths start
     loaded: Any = field(default=None, repr=False, compare=False)  # a Manifests policy's objects, read once
 
+    @cached_property
+    def shared(self) -> Shared:
+        """What the target's other policies read of this one (`context.across`, the Namespaces
+        a target creates, the colocation check): kept beside a cached policy as values, so a
+        run reads it without unpacking the spec."""
+        placement = self.spec.get("placement")
+        colocate = placement.get("colocateWith") if isinstance(placement, dict) else None
+        namespace = self.spec.get("namespace")
+        return namespace if isinstance(namespace, str) else "", list(colocate or [])
+
     def to_plain(self) -> tuple[Any, ...]:
         """The policy as plain values, for loader processes to send and the cache to keep (see
-        parallel.Codec): what says which targets take it as values, the rest packed."""
+        parallel.Codec): what says which targets take it, and what other policies read of it,
+        as values; the rest packed."""
         doc = self.doc
-        return (self.kind, self.name, self.labels, doc.file, doc.index, marshal.dumps((self.spec, doc.data, doc.text)))
+        packed = marshal.dumps((self.spec, doc.data, doc.text))
+        return (self.kind, self.name, self.labels, self.shared, doc.file, doc.index, packed)
 
     @classmethod
     def from_plain(cls, plain: tuple[Any, ...]) -> Policy:
-        kind, name, labels, file, index, packed = plain
+        kind, name, labels, shared, file, index, packed = plain
         if not isinstance(packed, bytes):
             raise TypeError("a policy's spec, document and text are packed")
-        return _PackedPolicy(kind, name, labels, _PackedDocument(file, index, packed))
+        return _PackedPolicy(kind, name, labels, shared, _PackedDocument(file, index, packed))
 
     @property
     def file(self) -> str:
@@ -101,8 +118,10 @@ class _PackedDocument(Document):
 class _PackedPolicy(Policy):
     """A cached policy: its spec unpacked with its document, when first asked for."""
 
-    def __init__(self, kind: str, name: str, labels: dict[str, str], doc: _PackedDocument) -> None:
+    def __init__(self, kind: str, name: str, labels: dict[str, str], shared: Shared, doc: _PackedDocument) -> None:
         self.kind, self.name, self.labels, self.doc = kind, name, labels, doc
+        namespace, colocate = shared
+        self.shared = (namespace, list(colocate))  # the cached_property's place: never computed again
         self.directory, self.loaded = "", None
         self._packed = doc
 

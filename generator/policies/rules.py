@@ -7,9 +7,10 @@ registered in RULES; docs/rules.md is their catalogue.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-from generator import gitops
+from generator import cache, gitops
 from generator.kube import pod_security, scope
 from generator.kube.pods import DELETION_COST
 from generator.kube.scheduler_config import (
@@ -37,6 +38,48 @@ def _tiers(target: Target) -> tuple[dict[str, tuple[int, int]], int, Policy | No
 
 def _tier_range(rng: list[int] | dict[str, int]) -> tuple[int, int]:
     return (rng[0], rng[1]) if isinstance(rng, list) else (rng["min"], rng["max"])
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What a workload policy's own rules read of the rest of its target: a policy's findings
+    are a function of its text and these, so a run may take them from one before."""
+
+    target: str
+    # each Scheduler profile's schedulerName -> (its Scheduler, whether the profile enables
+    # Coscheduling, whether the Scheduler lists it in outOfTreePlugins); the last one wins
+    profiles: dict[str, tuple[str, bool, bool]]
+    tiers: dict[str, tuple[int, int]]  # the DeletionCostPolicy's tiers
+    cap: int
+    gitops: bool  # an engine syncs the target
+    gpu_labels: str | dict[str, str] | None  # the Target's gpuLabels
+
+    @classmethod
+    def of(cls, target: Target) -> Facts:
+        profiles = {
+            p.get("schedulerName", "default-scheduler"): (
+                s.name,
+                _coscheduling_enabled(p),
+                "Coscheduling" in s.spec["outOfTreePlugins"],
+            )
+            for s in target.of_kind("Scheduler")
+            for p in context.scheduler_profiles(s)
+        }
+        tiers, cap, _ = _tiers(target)
+        return cls(target.name, profiles, tiers, cap, bool(target.gitops), target.gpu_labels)
+
+    def key(self) -> bytes:
+        """The facts as a cache key's bytes (ValueError for a value marshal does not know)."""
+        return cache.stable_bytes(
+            (
+                self.target,
+                sorted(self.profiles.items()),
+                sorted(self.tiers.items()),
+                self.cap,
+                self.gitops,
+                self.gpu_labels if not isinstance(self.gpu_labels, dict) else sorted(self.gpu_labels.items()),
+            )
+        )
 
 
 def scheduler_rules(target: Target) -> Iterator[Problem]:
@@ -92,69 +135,70 @@ def scheduler_rules(target: Target) -> Iterator[Problem]:
             )
 
 
-def gpu_rules(target: Target) -> Iterator[Problem]:
-    profiles = {"default-scheduler"}
-    for scheduler in target.of_kind("Scheduler"):
-        profiles.update(p.get("schedulerName", "default-scheduler") for p in context.scheduler_profiles(scheduler))
-    for policy in target.of_kind("GpuWorkload"):
-        spec = policy.spec
-        yield from _batch_fields(policy)
-        if spec["workloadKind"] != "Pod" and spec["restartPolicy"] == "Always":
+def _gpu_workload(policy: Policy, facts: Facts) -> Iterator[Problem]:
+    if policy.kind != "GpuWorkload":
+        return
+    spec = policy.spec
+    yield from _batch_fields(policy)
+    if spec["workloadKind"] != "Pod" and spec["restartPolicy"] == "Always":
+        yield policy.problem(
+            ("restartPolicy",),
+            "gpu-restart-policy",
+            f"a {spec['workloadKind']}'s Pods need restartPolicy Never or OnFailure",
+        )
+    if DELETION_COST in spec["podAnnotations"]:
+        yield policy.problem(
+            ("podAnnotations", DELETION_COST),
+            "deletion-cost-not-replicaset",
+            f"pod-deletion-cost on a {spec['workloadKind']} is ignored: only the ReplicaSet controller reads it",
+            hint="use a ReplicatedService for cost-ordered scale-down",
+            key=True,
+        )
+
+
+def _gpu_pods(policy: Policy, facts: Facts) -> Iterator[Problem]:
+    spec = policy.spec
+    scheduler_name = spec.get("schedulerName")
+    profiles = {"default-scheduler", *facts.profiles}
+    if scheduler_name is not None and scheduler_name not in profiles:
+        yield policy.problem(
+            ("schedulerName",),
+            "gpu-scheduler-name",
+            f"no Scheduler profile named {scheduler_name!r} in target {facts.target!r}; the Pods would stay Pending",
+            hint=f"one of: {', '.join(sorted(profiles))}",
+        )
+    if "gpu" not in spec:
+        return
+    at: tuple[str, ...] = ("container", "resources") if policy.kind == "GpuWorkload" else ("resources",)
+    resources = spec["container"]["resources"] if policy.kind == "GpuWorkload" else spec["resources"]
+    gpu = spec["gpu"]["resource"]
+    for section in ("requests", "limits"):
+        if gpu in (resources.get(section) or {}):
             yield policy.problem(
-                ("restartPolicy",),
-                "gpu-restart-policy",
-                f"a {spec['workloadKind']}'s Pods need restartPolicy Never or OnFailure",
-            )
-        if DELETION_COST in spec["podAnnotations"]:
-            yield policy.problem(
-                ("podAnnotations", DELETION_COST),
-                "deletion-cost-not-replicaset",
-                f"pod-deletion-cost on a {spec['workloadKind']} is ignored: only the ReplicaSet controller reads it",
-                hint="use a ReplicatedService for cost-ordered scale-down",
+                (*at, section, gpu),
+                "gpu-resource-duplicate",
+                f"{gpu} comes from gpu.count; do not set it in {'.'.join(at)}",
                 key=True,
             )
-    for policy in target.of_kind("GpuWorkload") + target.of_kind("ReplicatedService"):
-        spec = policy.spec
-        scheduler_name = spec.get("schedulerName")
-        if scheduler_name is not None and scheduler_name not in profiles:
-            yield policy.problem(
-                ("schedulerName",),
-                "gpu-scheduler-name",
-                f"no Scheduler profile named {scheduler_name!r} in target {target.name!r}; the Pods would stay Pending",
-                hint=f"one of: {', '.join(sorted(profiles))}",
-            )
-        if "gpu" not in spec:
-            continue
-        at: tuple[str, ...] = ("container", "resources") if policy.kind == "GpuWorkload" else ("resources",)
-        resources = spec["container"]["resources"] if policy.kind == "GpuWorkload" else spec["resources"]
-        gpu = spec["gpu"]["resource"]
-        for section in ("requests", "limits"):
-            if gpu in (resources.get(section) or {}):
-                yield policy.problem(
-                    (*at, section, gpu),
-                    "gpu-resource-duplicate",
-                    f"{gpu} comes from gpu.count; do not set it in {'.'.join(at)}",
-                    key=True,
-                )
-        if policy.kind == "ReplicatedService" and "livenessProbe" in spec and "startupProbe" not in spec:
-            yield policy.problem(
-                ("livenessProbe",),
-                "gpu-liveness-startup",
-                "a liveness probe without a startupProbe on a GPU server: it runs while the model's weights "
-                "load, and the kubelet restarts the container once it fails failureThreshold times in a row",
-                severity=Severity.WARNING,
-                hint="add a startupProbe whose failureThreshold × periodSeconds covers loading the weights "
-                "(the kubelet holds liveness back until it succeeds)",
-                key=True,
-            )
-        if "models" not in spec["gpu"] and "minMemoryMiB" not in spec["gpu"]:
-            yield policy.problem(
-                ("gpu",),
-                "gpu-no-affinity",
-                "no models or minMemoryMiB: the Pod may land on any node with the GPU resource",
-                severity=Severity.WARNING,
-                hint="state the verified model and memory labels",
-            )
+    if policy.kind == "ReplicatedService" and "livenessProbe" in spec and "startupProbe" not in spec:
+        yield policy.problem(
+            ("livenessProbe",),
+            "gpu-liveness-startup",
+            "a liveness probe without a startupProbe on a GPU server: it runs while the model's weights "
+            "load, and the kubelet restarts the container once it fails failureThreshold times in a row",
+            severity=Severity.WARNING,
+            hint="add a startupProbe whose failureThreshold × periodSeconds covers loading the weights "
+            "(the kubelet holds liveness back until it succeeds)",
+            key=True,
+        )
+    if "models" not in spec["gpu"] and "minMemoryMiB" not in spec["gpu"]:
+        yield policy.problem(
+            ("gpu",),
+            "gpu-no-affinity",
+            "no models or minMemoryMiB: the Pod may land on any node with the GPU resource",
+            severity=Severity.WARNING,
+            hint="state the verified model and memory labels",
+        )
 
 
 # The extension points Coscheduling must run at to gang Pods, when not enabled at multiPoint.
@@ -170,65 +214,59 @@ def _coscheduling_enabled(profile: dict[str, Any]) -> bool:
     return enabled("multiPoint") or all(enabled(point) for point in COSCHEDULING_POINTS)
 
 
-def gang_rules(target: Target) -> Iterator[Problem]:
+def _gang(policy: Policy, facts: Facts) -> Iterator[Problem]:
     """A gang needs a Job of several Pods, and a scheduler that runs Coscheduling."""
-    profiles = {
-        p.get("schedulerName", "default-scheduler"): (s, p)
-        for s in target.of_kind("Scheduler")
-        for p in context.scheduler_profiles(s)
-    }
-    for policy in target.of_kind("GpuWorkload"):
-        spec, gang = policy.spec, policy.spec.get("gang")
-        if gang is None:
-            continue
-        parallelism = spec["job"].get("parallelism", 1)
-        if spec["workloadKind"] != "Job":
-            yield policy.problem(
-                ("gang",),
-                "gpu-gang",
-                f"a gang schedules the Pods of a Job together; a {spec['workloadKind']} has nothing to gang",
-                hint="set workloadKind: Job with job.parallelism above 1, or remove gang",
-                key=True,
-            )
-        elif parallelism <= 1:
-            yield policy.problem(
-                ("gang",),
-                "gpu-gang",
-                f"a gang of {parallelism} Pod: job.parallelism must be above 1",
-                hint="set job.parallelism to the number of Pods that must start together",
-                key=True,
-            )
-        elif gang.get("minMember", parallelism) > parallelism:
-            yield policy.problem(
-                ("gang", "minMember"),
-                "gpu-gang",
-                f"minMember {gang['minMember']} is above job.parallelism {parallelism}: the group could never start",
-                hint=f"at most {parallelism}",
-            )
-        name = spec["schedulerName"]
-        if name not in profiles:
-            yield policy.problem(
-                ("schedulerName",),
-                "gpu-gang",
-                f"{name} does not run Coscheduling: the gang's Pods would be scheduled one by one",
-                hint="schedule gangs with a Scheduler policy whose profile enables Coscheduling",
-            )
-            continue
-        scheduler, profile = profiles[name]
-        if not _coscheduling_enabled(profile):
-            yield policy.problem(
-                ("schedulerName",),
-                "gpu-gang",
-                f"profile {name!r} of Scheduler {scheduler.name!r} does not enable Coscheduling",
-                hint="enable it at multiPoint, and make it the queueSort plugin (disable '*' there)",
-            )
-        elif "Coscheduling" not in scheduler.spec["outOfTreePlugins"]:
-            yield policy.problem(
-                ("schedulerName",),
-                "gpu-gang",
-                f"Scheduler {scheduler.name!r} does not list Coscheduling in outOfTreePlugins",
-                hint="list it, with an image that registers scheduler-plugins' Coscheduling",
-            )
+    spec, gang = policy.spec, policy.spec.get("gang")
+    if policy.kind != "GpuWorkload" or gang is None:
+        return
+    parallelism = spec["job"].get("parallelism", 1)
+    if spec["workloadKind"] != "Job":
+        yield policy.problem(
+            ("gang",),
+            "gpu-gang",
+            f"a gang schedules the Pods of a Job together; a {spec['workloadKind']} has nothing to gang",
+            hint="set workloadKind: Job with job.parallelism above 1, or remove gang",
+            key=True,
+        )
+    elif parallelism <= 1:
+        yield policy.problem(
+            ("gang",),
+            "gpu-gang",
+            f"a gang of {parallelism} Pod: job.parallelism must be above 1",
+            hint="set job.parallelism to the number of Pods that must start together",
+            key=True,
+        )
+    elif gang.get("minMember", parallelism) > parallelism:
+        yield policy.problem(
+            ("gang", "minMember"),
+            "gpu-gang",
+            f"minMember {gang['minMember']} is above job.parallelism {parallelism}: the group could never start",
+            hint=f"at most {parallelism}",
+        )
+    name = spec["schedulerName"]
+    if name not in facts.profiles:
+        yield policy.problem(
+            ("schedulerName",),
+            "gpu-gang",
+            f"{name} does not run Coscheduling: the gang's Pods would be scheduled one by one",
+            hint="schedule gangs with a Scheduler policy whose profile enables Coscheduling",
+        )
+        return
+    scheduler, enabled, listed = facts.profiles[name]
+    if not enabled:
+        yield policy.problem(
+            ("schedulerName",),
+            "gpu-gang",
+            f"profile {name!r} of Scheduler {scheduler!r} does not enable Coscheduling",
+            hint="enable it at multiPoint, and make it the queueSort plugin (disable '*' there)",
+        )
+    elif not listed:
+        yield policy.problem(
+            ("schedulerName",),
+            "gpu-gang",
+            f"Scheduler {scheduler!r} does not list Coscheduling in outOfTreePlugins",
+            hint="list it, with an image that registers scheduler-plugins' Coscheduling",
+        )
 
 
 def _batch_fields(policy: Policy) -> Iterator[Problem]:
@@ -305,10 +343,8 @@ def _writer_container_problem(policy: Policy) -> Problem | None:
     )
 
 
-def cost_rules(target: Target) -> Iterator[Problem]:
-    for policy in target.of_kind("ReplicatedService"):
-        if "costWriter" in policy.spec and (found := _writer_container_problem(policy)) is not None:
-            yield found
+def cost_policy_rules(target: Target) -> Iterator[Problem]:
+    """One DeletionCostPolicy per target, and tiers inside its cap."""
     tiers, cap, cost_policy = _tiers(target)
     policies = target.of_kind("DeletionCostPolicy")
     for extra in policies[1:]:
@@ -331,62 +367,75 @@ def cost_rules(target: Target) -> Iterator[Problem]:
                     f"tier {name!r} reaches {hi}, above the cap {cap}",
                     severity=Severity.WARNING,
                 )
-    for policy in target.of_kind("ReplicatedService"):
-        cost = policy.spec["deletionCost"]
-        initial, tier = cost["initial"], cost.get("tier")
-        if initial > cap:
-            yield policy.problem(("deletionCost", "initial"), "cost-cap", f"cost {initial} exceeds the cap {cap}")
-        if tier is not None:
-            if tier not in tiers:
-                yield policy.problem(
-                    ("deletionCost", "tier"),
-                    "cost-tier",
-                    f"unknown tier {tier!r}",
-                    hint=f"one of: {', '.join(sorted(tiers))}",
-                )
-            elif not tiers[tier][0] <= initial <= tiers[tier][1]:
-                lo, hi = tiers[tier]
-                yield policy.problem(
-                    ("deletionCost", "initial"), "cost-tier", f"cost {initial} is outside tier {tier!r} [{lo}, {hi}]"
-                )
-        if DELETION_COST in policy.spec["podAnnotations"]:
-            yield policy.problem(
-                ("podAnnotations", DELETION_COST),
-                "cost-annotation-duplicate",
-                "set the cost with deletionCost.initial, not podAnnotations",
-                key=True,
-            )
 
 
-def autoscaling_rules(target: Target) -> Iterator[Problem]:
-    for policy in target.of_kind("ReplicatedService"):
-        scaling = policy.spec.get("autoscaling")
-        if scaling is None:
-            continue
-        if scaling["minReplicas"] > scaling["maxReplicas"]:
+def _service_cost(policy: Policy, facts: Facts) -> Iterator[Problem]:
+    if policy.kind != "ReplicatedService":
+        return
+    if "costWriter" in policy.spec and (found := _writer_container_problem(policy)) is not None:
+        yield found
+    tiers, cap = facts.tiers, facts.cap
+    cost = policy.spec["deletionCost"]
+    initial, tier = cost["initial"], cost.get("tier")
+    if initial > cap:
+        yield policy.problem(("deletionCost", "initial"), "cost-cap", f"cost {initial} exceeds the cap {cap}")
+    if tier is not None:
+        if tier not in tiers:
             yield policy.problem(
-                ("autoscaling", "minReplicas"),
-                "hpa-min-max",
-                f"minReplicas {scaling['minReplicas']} is greater than maxReplicas {scaling['maxReplicas']}",
+                ("deletionCost", "tier"),
+                "cost-tier",
+                f"unknown tier {tier!r}",
+                hint=f"one of: {', '.join(sorted(tiers))}",
             )
-        yield from _utilization_requests(policy, context.hpa_metrics(scaling))
-        if "scaleDown" in scaling and "behavior" in scaling:
+        elif not tiers[tier][0] <= initial <= tiers[tier][1]:
+            lo, hi = tiers[tier]
             yield policy.problem(
-                ("autoscaling", "scaleDown"),
-                "hpa-behavior",
-                "scaleDown is set twice: as autoscaling.scaleDown and in autoscaling.behavior",
-                hint="move it into behavior.scaleDown (scaleDown is its shorthand)",
-                key=True,
+                ("deletionCost", "initial"), "cost-tier", f"cost {initial} is outside tier {tier!r} [{lo}, {hi}]"
             )
-        if "replicas" in (policy.doc.data.get("spec") or {}):
-            yield policy.problem(
-                ("replicas",),
-                "hpa-replicas-conflict",
-                "replicas is ignored with autoscaling: the HPA owns the count, and a GitOps sync that resets it would fight the autoscaler",
-                severity=Severity.WARNING,
-                hint="remove replicas",
-                key=True,
-            )
+    if DELETION_COST in policy.spec["podAnnotations"]:
+        yield policy.problem(
+            ("podAnnotations", DELETION_COST),
+            "cost-annotation-duplicate",
+            "set the cost with deletionCost.initial, not podAnnotations",
+            key=True,
+        )
+    if policy.spec.get("costWriter") and "POD_UID" not in policy.spec["downwardEnv"]:
+        yield policy.problem(
+            ("downwardEnv",),
+            "cost-writer-uid",
+            "a cost writer tests the Pod UID before patching; expose POD_UID",
+            severity=Severity.WARNING,
+        )
+
+
+def _autoscaling(policy: Policy, facts: Facts) -> Iterator[Problem]:
+    scaling = policy.spec.get("autoscaling") if policy.kind == "ReplicatedService" else None
+    if scaling is None:
+        return
+    if scaling["minReplicas"] > scaling["maxReplicas"]:
+        yield policy.problem(
+            ("autoscaling", "minReplicas"),
+            "hpa-min-max",
+            f"minReplicas {scaling['minReplicas']} is greater than maxReplicas {scaling['maxReplicas']}",
+        )
+    yield from _utilization_requests(policy, context.hpa_metrics(scaling))
+    if "scaleDown" in scaling and "behavior" in scaling:
+        yield policy.problem(
+            ("autoscaling", "scaleDown"),
+            "hpa-behavior",
+            "scaleDown is set twice: as autoscaling.scaleDown and in autoscaling.behavior",
+            hint="move it into behavior.scaleDown (scaleDown is its shorthand)",
+            key=True,
+        )
+    if "replicas" in (policy.doc.data.get("spec") or {}):
+        yield policy.problem(
+            ("replicas",),
+            "hpa-replicas-conflict",
+            "replicas is ignored with autoscaling: the HPA owns the count, and a GitOps sync that resets it would fight the autoscaler",
+            severity=Severity.WARNING,
+            hint="remove replicas",
+            key=True,
+        )
 
 
 def _utilization_targets(metrics: list[dict[str, Any]]) -> dict[str, set[str | None]]:
@@ -425,24 +474,23 @@ def _utilization_requests(policy: Policy, metrics: list[dict[str, Any]]) -> Iter
                 )
 
 
-def pod_rules(target: Target) -> Iterator[Problem]:
+def _container_names(policy: Policy, facts: Facts) -> Iterator[Problem]:
     """Container names are unique in a Pod (kube-apiserver refuses a repeat); the repeat is found
     here so that it points at the entry the policy wrote, not at the container gen names."""
-    for policy in target.of_kind("ReplicatedService") + target.of_kind("GpuWorkload"):
-        main = policy.spec["containerName"] if policy.kind == "ReplicatedService" else policy.spec["container"]["name"]
-        seen = {main}
-        for i, init in enumerate(policy.spec.get("pod", {}).get("initContainers", [])):
-            name = init.get("name")
-            if name in seen:
-                yield policy.problem(
-                    ("pod", "initContainers", i, "name"),
-                    "pod-container-name",
-                    f"container name {name!r} is already used in this Pod"
-                    + (" by the main container" if name == main else ""),
-                    hint="every container, init container and sidecar needs its own name",
-                )
-            seen.add(name)
-        yield from _pod_fields_gen_derives(policy)
+    main = policy.spec["containerName"] if policy.kind == "ReplicatedService" else policy.spec["container"]["name"]
+    seen = {main}
+    for i, init in enumerate(policy.spec.get("pod", {}).get("initContainers", [])):
+        name = init.get("name")
+        if name in seen:
+            yield policy.problem(
+                ("pod", "initContainers", i, "name"),
+                "pod-container-name",
+                f"container name {name!r} is already used in this Pod"
+                + (" by the main container" if name == main else ""),
+                hint="every container, init container and sidecar needs its own name",
+            )
+        seen.add(name)
+    yield from _pod_fields_gen_derives(policy)
 
 
 def _pod_fields_gen_derives(policy: Policy) -> Iterator[Problem]:
@@ -498,26 +546,27 @@ def _pod_fields_gen_derives(policy: Policy) -> Iterator[Problem]:
         )
 
 
-def service_rules(target: Target) -> Iterator[Problem]:
-    for policy in target.of_kind("ReplicatedService"):
-        if "service" in policy.spec and not context.service_ports(policy.spec):
-            yield policy.problem(
-                ("service",),
-                "service-ports",
-                "the Service has no ports: none listed, and no container port has a name to default from",
-                hint="name a container port (ports[].name) or list service.ports",
-                key=True,
-            )
-        budget = policy.spec.get("disruptionBudget")
-        if budget is not None and (why := _budget_blocks(budget, _replica_floor(policy.spec))):
-            field = next(iter(budget))
-            yield policy.problem(
-                ("disruptionBudget", field),
-                "budget-blocks-eviction",
-                f"{field} {budget[field]} never allows an eviction: {why}; node drains and cluster upgrades then wait forever",
-                severity=Severity.WARNING,
-                hint="allow at least one Pod to go (e.g. maxUnavailable: 1)",
-            )
+def _service(policy: Policy, facts: Facts) -> Iterator[Problem]:
+    if policy.kind != "ReplicatedService":
+        return
+    if "service" in policy.spec and not context.service_ports(policy.spec):
+        yield policy.problem(
+            ("service",),
+            "service-ports",
+            "the Service has no ports: none listed, and no container port has a name to default from",
+            hint="name a container port (ports[].name) or list service.ports",
+            key=True,
+        )
+    budget = policy.spec.get("disruptionBudget")
+    if budget is not None and (why := _budget_blocks(budget, _replica_floor(policy.spec))):
+        field = next(iter(budget))
+        yield policy.problem(
+            ("disruptionBudget", field),
+            "budget-blocks-eviction",
+            f"{field} {budget[field]} never allows an eviction: {why}; node drains and cluster upgrades then wait forever",
+            severity=Severity.WARNING,
+            hint="allow at least one Pod to go (e.g. maxUnavailable: 1)",
+        )
 
 
 def _replica_floor(spec: dict[str, Any]) -> int:
@@ -538,10 +587,12 @@ def _budget_blocks(budget: dict[str, int | str], floor: int) -> str | None:
     return f"{needed} of {floor} replicas must stay" if needed >= floor else None
 
 
-def placement_rules(target: Target) -> Iterator[Problem]:
+def colocation_rules(target: Target) -> Iterator[Problem]:
+    """A colocation rule that no other service's Pods match (read from what each service
+    shares, so an unchanged policy is not unpacked)."""
     services = target.of_kind("ReplicatedService")
     for policy in services:
-        for i, rule in enumerate(policy.spec["placement"]["colocateWith"]):
+        for i, rule in enumerate(policy.shared[1]):
             wanted: dict[str, Any] = rule["matchLabels"]
             if not any(
                 all(context.pod_labels(s).get(k) == v for k, v in wanted.items()) for s in services if s is not policy
@@ -553,13 +604,6 @@ def placement_rules(target: Target) -> Iterator[Problem]:
                     severity=Severity.WARNING,
                     hint="gen labels Pods app: <service name>",
                 )
-        if policy.spec.get("costWriter") and "POD_UID" not in policy.spec["downwardEnv"]:
-            yield policy.problem(
-                ("downwardEnv",),
-                "cost-writer-uid",
-                "a cost writer tests the Pod UID before patching; expose POD_UID",
-                severity=Severity.WARNING,
-            )
 
 
 def manifests_rules(target: Target) -> Iterator[Problem]:
@@ -653,51 +697,7 @@ def gitops_rules(target: Target) -> Iterator[Problem]:
             "on a Namespace object (Target namespaces, or a Manifests policy)",
             key=True,
         )
-    for policy in target.of_kind("GpuWorkload"):
-        if policy.spec["workloadKind"] == "Job" and target.gitops:
-            for path in _ttl_paths(policy):
-                yield policy.problem(
-                    path,
-                    "job-ttl-resync",
-                    _ttl_message(f"Job {policy.name!r}"),
-                    hint=_TTL_HINT,
-                    key=True,
-                )
-        if "whenChanged" in policy.spec:
-            if policy.spec["workloadKind"] != "Job":
-                yield policy.problem(
-                    ("whenChanged",),
-                    "gpu-when-changed",
-                    f"whenChanged renames a Job per change, and this workload is a {policy.spec['workloadKind']}",
-                    hint="a CronJob's jobTemplate may change freely; a Pod is replaced by deleting it",
-                )
-            elif len(policy.name) + 1 + NAME_HASH_LENGTH > _JOB_NAME_MAX:
-                yield policy.problem(
-                    ("whenChanged",),
-                    "gpu-when-changed",
-                    f"with whenChanged: newName the Job is named {policy.name}-<{NAME_HASH_LENGTH} hex digits>, "
-                    f"longer than the {_JOB_NAME_MAX} characters a Job name may have",
-                    hint=f"shorten metadata.name to at most {_JOB_NAME_MAX - 1 - NAME_HASH_LENGTH} characters",
-                )
-    workloads = target.of_kind("GpuWorkload") + target.of_kind("ReplicatedService")
-    for owner, labels in [(target.policy, target.pod_labels), *((p, p.spec.get("podLabels", {})) for p in workloads)]:
-        for key in sorted(set(labels) & {"app", context.POD_GROUP_LABEL}):
-            yield owner.problem(
-                ("podLabels", key),
-                "pod-label-reserved",
-                f"pod label {key!r} is gen's: it ties the Pods to their selectors",
-                hint="choose another key; gen sets app: <policy name> itself",
-                key=True,
-            )
-    for policy in workloads:
-        if gitops.CONFIG_HASH in policy.spec.get("podAnnotations", {}):
-            yield policy.problem(
-                ("podAnnotations", gitops.CONFIG_HASH),
-                "pod-annotation-reserved",
-                f"{gitops.CONFIG_HASH} is gen's: it hashes the ConfigMaps the Pods read, so a config change rolls them",
-                hint="remove it; to roll the Pods by hand, change any other pod annotation",
-                key=True,
-            )
+    yield from _reserved_pod_labels(target.policy, target.pod_labels)
     if target.gitops:
         for policy in target.of_kind("Manifests"):
             for raw in manifests.load(policy)[0]:
@@ -711,32 +711,78 @@ def gitops_rules(target: Target) -> Iterator[Problem]:
                     )
 
 
-def gpu_model_rules(target: Target) -> Iterator[Problem]:
+def _reserved_pod_labels(owner: Policy, labels: dict[str, Any]) -> Iterator[Problem]:
+    for key in sorted(set(labels) & {"app", context.POD_GROUP_LABEL}):
+        yield owner.problem(
+            ("podLabels", key),
+            "pod-label-reserved",
+            f"pod label {key!r} is gen's: it ties the Pods to their selectors",
+            hint="choose another key; gen sets app: <policy name> itself",
+            key=True,
+        )
+
+
+def _synced_workload(policy: Policy, facts: Facts) -> Iterator[Problem]:
+    """What the GitOps engine does over time with a workload's objects, and the pod labels and
+    annotations that are gen's."""
+    if policy.kind == "GpuWorkload" and policy.spec["workloadKind"] == "Job" and facts.gitops:
+        for path in _ttl_paths(policy):
+            yield policy.problem(path, "job-ttl-resync", _ttl_message(f"Job {policy.name!r}"), hint=_TTL_HINT, key=True)
+    if policy.kind == "GpuWorkload" and "whenChanged" in policy.spec:
+        if policy.spec["workloadKind"] != "Job":
+            yield policy.problem(
+                ("whenChanged",),
+                "gpu-when-changed",
+                f"whenChanged renames a Job per change, and this workload is a {policy.spec['workloadKind']}",
+                hint="a CronJob's jobTemplate may change freely; a Pod is replaced by deleting it",
+            )
+        elif len(policy.name) + 1 + NAME_HASH_LENGTH > _JOB_NAME_MAX:
+            yield policy.problem(
+                ("whenChanged",),
+                "gpu-when-changed",
+                f"with whenChanged: newName the Job is named {policy.name}-<{NAME_HASH_LENGTH} hex digits>, "
+                f"longer than the {_JOB_NAME_MAX} characters a Job name may have",
+                hint=f"shorten metadata.name to at most {_JOB_NAME_MAX - 1 - NAME_HASH_LENGTH} characters",
+            )
+    yield from _reserved_pod_labels(policy, policy.spec.get("podLabels", {}))
+    if gitops.CONFIG_HASH in policy.spec.get("podAnnotations", {}):
+        yield policy.problem(
+            ("podAnnotations", gitops.CONFIG_HASH),
+            "pod-annotation-reserved",
+            f"{gitops.CONFIG_HASH} is gen's: it hashes the ConfigMaps the Pods read, so a config change rolls them",
+            hint="remove it; to roll the Pods by hand, change any other pod annotation",
+            key=True,
+        )
+
+
+def _gpu_model(policy: Policy, facts: Facts) -> Iterator[Problem]:
     """With GPU Feature Discovery's labels, a model must be a product name GFD writes: a short
     name (`A100`) matches no node, and every Pod stays Pending."""
     gfd_model = context.GPU_LABEL_PRESETS["nvidia-gfd"]["model"]
     gfd_memory = context.GPU_LABEL_PRESETS["nvidia-gfd"]["memoryMiB"]
-    for policy in target.of_kind("GpuWorkload") + target.of_kind("ReplicatedService"):
-        gpu = policy.spec.get("gpu")
-        if gpu is None or context.gpu_labels(gpu, target)["model"] != gfd_model:
+    gpu = policy.spec.get("gpu")
+    if gpu is None:
+        return
+    labels = context.gpu_labels(gpu, facts.gpu_labels)
+    if labels["model"] != gfd_model:
+        return
+    for i, model in enumerate(gpu.get("models", [])):
+        if gfd.is_product(model):
             continue
-        for i, model in enumerate(gpu.get("models", [])):
-            if gfd.is_product(model):
-                continue
-            close = gfd.suggestions(model)
-            yield policy.problem(
-                ("gpu", "models", i),
-                "gpu-model-name",
-                f"{model!r} is no product name GPU Feature Discovery writes into {gfd_model}: no node matches it",
-                hint=(
-                    f"did you mean {' or '.join(repr(c) for c in close[:4])}?"
-                    if close
-                    else "list the product as `kubectl get nodes -L nvidia.com/gpu.product` shows it"
-                )
-                + " (a MIG product ends in -MIG-<profile>, a shared GPU in -SHARED)",
+        close = gfd.suggestions(model)
+        yield policy.problem(
+            ("gpu", "models", i),
+            "gpu-model-name",
+            f"{model!r} is no product name GPU Feature Discovery writes into {gfd_model}: no node matches it",
+            hint=(
+                f"did you mean {' or '.join(repr(c) for c in close[:4])}?"
+                if close
+                else "list the product as `kubectl get nodes -L nvidia.com/gpu.product` shows it"
             )
-        if context.gpu_labels(gpu, target)["memoryMiB"] == gfd_memory:
-            yield from _unreachable_memory(policy, gpu)
+            + " (a MIG product ends in -MIG-<profile>, a shared GPU in -SHARED)",
+        )
+    if labels["memoryMiB"] == gfd_memory:
+        yield from _unreachable_memory(policy, gpu)
 
 
 def _unreachable_memory(policy: Policy, gpu: dict[str, Any]) -> Iterator[Problem]:
@@ -759,21 +805,56 @@ def _unreachable_memory(policy: Policy, gpu: dict[str, Any]) -> Iterator[Problem
     )
 
 
-RULES: tuple[Callable[[Target], Iterator[Problem]], ...] = (
+# Rules about a target's settings and the few policies that shape it (Schedulers, its
+# DeletionCostPolicy, Manifests), and the one that compares workloads with each other from what
+# they share: each run asks them of the whole target.
+TARGET_RULES: tuple[Callable[[Target], Iterator[Problem]], ...] = (
     scheduler_rules,
-    gpu_rules,
-    gang_rules,
-    cost_rules,
-    autoscaling_rules,
-    pod_rules,
-    service_rules,
-    placement_rules,
+    cost_policy_rules,
+    colocation_rules,
     manifests_rules,
     namespace_rules,
     gitops_rules,
-    gpu_model_rules,
 )
 
+# Rules about one workload policy, given what they read of the rest of its target (`Facts`):
+# a policy whose text and facts are those of a run before has that run's findings.
+WORKLOAD_RULES: tuple[Callable[[Policy, Facts], Iterator[Problem]], ...] = (
+    _gpu_workload,
+    _gpu_pods,
+    _gang,
+    _service_cost,
+    _autoscaling,
+    _service,
+    _container_names,
+    _synced_workload,
+    _gpu_model,
+)
+WORKLOAD_KINDS = ("GpuWorkload", "ReplicatedService")
 
-def check_target(target: Target) -> list[Problem]:
-    return [problem for rule in RULES for problem in rule(target)]
+
+class Previous(Protocol):
+    """What checking a target's workloads may take from an earlier run: the cache layer
+    (`generator.cache.policies`) answers, and decides what is the same; the rules only ask."""
+
+    def checked(self, policy: Policy, facts: Facts) -> list[Problem] | None:
+        """The policy's findings from a run that checked the same text with the same facts."""
+
+    def keep_checked(self, policy: Policy, facts: Facts, found: list[Problem]) -> None:
+        """The policy's findings this run."""
+
+
+def check_target(target: Target, previous: Previous | None = None) -> list[Problem]:
+    """Every rule's findings for the target: the target's rules, then each workload's (from
+    `previous` where it has them)."""
+    found = [problem for rule in TARGET_RULES for problem in rule(target)]
+    facts = Facts.of(target)
+    for kind in WORKLOAD_KINDS:
+        for policy in target.of_kind(kind):
+            checked = previous.checked(policy, facts) if previous is not None else None
+            if checked is None:
+                checked = [problem for rule in WORKLOAD_RULES for problem in rule(policy, facts)]
+                if previous is not None:
+                    previous.keep_checked(policy, facts, checked)
+            found += checked
+    return found

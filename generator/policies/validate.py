@@ -67,8 +67,11 @@ class Kept(Protocol):
     def builds(self, files: list[File], build: Callable[[list[File]], list[Built]]) -> list[Built]:
         """Each file's build, `build` called for those it does not keep."""
 
-    def checks(self, targets: list[Target], check: Callable[[Target], list[Problem]]) -> list[list[Problem]]:
-        """Each target's rule findings, `check` called for those it does not keep."""
+    def checks(
+        self, targets: list[Target], check: Callable[[Target, rules.Previous | None], list[Problem]]
+    ) -> list[list[Problem]]:
+        """Each target's rule findings, `check` called for those it does not keep (with what
+        it keeps of the target's workloads)."""
 
 
 def _build_files(files: list[File], meanwhile: Callable[[], object] | None = None) -> list[Built]:
