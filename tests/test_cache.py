@@ -320,6 +320,86 @@ def test_each_targets_checks_are_kept_under_what_it_is_made_from(
     assert moved != uncached and moved == _checked(Path("policies"), monkeypatch)  # the finding's line moved
 
 
+SECOND_SERVICE = """---
+apiVersion: gen/v1alpha1
+kind: ReplicatedService
+metadata:
+  name: data-reader
+spec:
+  namespace: deletion-cost-lab
+  image: registry.example.com/training/data-reader:validated
+  autoscaling: {minReplicas: 5, maxReplicas: 2}
+"""
+
+OVERRIDE = """  overrides:
+  - kind: ReplicatedService
+    name: data-processor
+    spec:
+      deletionCost: {initial: 2000}
+"""
+
+
+def test_a_workloads_findings_follow_what_its_rules_read_of_other_policies(
+    cache_home: Path, policy_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A workload's findings are kept per policy, under its document and what its rules read of
+    the target (`rules.Facts`): a Scheduler's profiles, the DeletionCostPolicy's tiers, an
+    override in the Target file and the lines above it each reach them through a warm cache;
+    two policies of one file are two entries."""
+    monkeypatch.chdir(policy_copy.parent)
+    policies = Path("policies")
+    with (policy_copy / "data-processor.yaml").open("a") as handle:
+        handle.write(SECOND_SERVICE)
+    target = policy_copy / "target.yaml"
+    edits = [  # (the edit, whether it changes the findings)
+        (lambda: edit(policy_copy / "scheduler.yaml", "- schedulerName: custom-scheduler", "- schedulerName: x"), True),
+        (lambda: edit(policy_copy / "scheduler.yaml", "- schedulerName: x", "- schedulerName: custom-scheduler"), True),
+        (lambda: edit(policy_copy / "scheduler.yaml", "[GPUPacking, Coscheduling]", "[GPUPacking]"), True),
+        (lambda: edit(policy_copy / "deletion-cost-policy.yaml", "medium: [1, 100]", "medium: [1, 40]"), True),
+        (lambda: edit(policy_copy / "llm-inference.yaml", "llm-server:0.9.2", "llm-server:0.9.3"), False),
+        (lambda: target.write_text(target.read_text() + OVERRIDE), True),
+        (lambda: target.write_text("# the lab\n\n" + target.read_text()), True),
+    ]
+    seen = [_checked(policies, monkeypatch, cached=False)]
+    assert {p.rule for p in seen[-1] if p.file == "policies/data-processor.yaml"} == {"hpa-min-max"}
+    assert _checked(policies, monkeypatch) == seen[-1] == _checked(policies, monkeypatch)
+    for change, changes_findings in edits:
+        change()
+        seen.append(_checked(policies, monkeypatch, cached=False))
+        assert _checked(policies, monkeypatch) == seen[-1] == _checked(policies, monkeypatch)
+        assert (seen[-1] != seen[-2]) == changes_findings
+    before, after = (
+        [p.line for p in found if p.rule == "cost-cap" and p.file == "policies/target.yaml"] for found in seen[-2:]
+    )
+    assert before and after == [line + 2 for line in before]  # the override's finding moved with its line
+
+
+def test_after_one_edit_only_that_workloads_rules_run(
+    cache_home: Path, policy_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What checking a target after an edit costs scales with the edit: the workloads whose
+    documents are unchanged are not checked again (nor their specs unpacked)."""
+    from generator.policies import rules
+    from generator.policies.policy import Policy
+
+    checked: list[str] = []
+
+    def noted(policy: Policy, facts: rules.Facts) -> list[object]:
+        checked.append(policy.name)
+        return []
+
+    monkeypatch.setattr(rules, "WORKLOAD_RULES", (noted, *rules.WORKLOAD_RULES))
+    monkeypatch.chdir(policy_copy.parent)
+    policies = Path("policies")
+    first = _checked(policies, monkeypatch)
+    assert len(checked) > 3
+    checked.clear()
+    assert _checked(policies, monkeypatch) == first and checked == []  # the target's findings, whole
+    edit(policy_copy / "data-processor.yaml", "data-processor:validated", "data-processor:v2")
+    _checked(policies, monkeypatch)
+    assert checked == ["data-processor"]
+
+
 def test_a_record_of_files_all_written_since_is_no_longer_asked(
     cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -91,10 +91,9 @@ class Kept:
                     checked = [Problem.from_plain(p) for p in bundle.stored[key]]
                     bundle.kept[key] = bundle.stored[key]
             if checked is None:
-                workloads = Workloads.of(target)
+                workloads = Workloads(target)
                 checked = check(target, workloads)
-                if workloads is not None:
-                    workloads.save()
+                workloads.save()
                 if key is not None:
                     bundle.kept[key] = [p.to_plain() for p in checked]
             found.append(checked)
@@ -106,28 +105,16 @@ class Workloads:
     """One target's workload findings from the run before, and this run's (`rules.Previous`).
 
     A workload's findings are a function of its document (the text of its file, whose lines
-    they name; an overridden policy's is its own file's, with the Target file's), the target's
-    settings and Target file, what its rules read of the other policies (`rules.Facts`) and
-    gen's code (in the bundle's name). Each run keeps exactly the findings it used."""
-
-    @classmethod
-    def of(cls, target: Target) -> Workloads | None:
-        """None when the target's settings hold a value marshal does not know."""
-        try:
-            return cls(target)
-        except ValueError:
-            return None
+    they name; an overridden policy's also the Target file's, where its overrides are), what
+    its rules read of the rest of the target (`rules.Facts`) and gen's code (in the bundle's
+    name). Each run keeps exactly the findings it used."""
 
     def __init__(self, target: Target) -> None:
         self._texts: dict[str, bytes] = {}
-        self._target = target.settings_key + self._text(target.policy)
+        self._overrides = target.policy.doc  # the Target file: where an overridden policy's overrides are
         name = cache.target_name(target.name, target.policy.file, target.policy.directory)
         self._bundle = cache.Bundle(_WORKLOAD_CHECKS, name, keep=_KEPT_TARGETS)
         self._facts: tuple[rules.Facts, bytes] | None = None
-
-    def _text(self, policy: Policy) -> bytes:
-        doc = policy.doc
-        return text_key(doc.written if isinstance(doc, OverlaidDocument) else doc, self._texts)
 
     def _key(self, policy: Policy, facts: rules.Facts) -> str | None:
         if self._facts is None or self._facts[0] is not facts:
@@ -135,8 +122,13 @@ class Workloads:
                 self._facts = (facts, facts.key())
             except ValueError:  # a value marshal does not know
                 return None
-        identity = cache.stable_bytes((policy.kind, policy.name, policy.doc.file, policy.doc.index))
-        return cache.key(self._target + self._facts[1] + identity + self._text(policy))
+        doc = policy.doc
+        parts = [self._facts[1], cache.stable_bytes((policy.kind, policy.name, doc.file, doc.index))]
+        if isinstance(doc, OverlaidDocument):
+            parts += [text_key(doc.written, self._texts), text_key(self._overrides, self._texts)]
+        else:
+            parts.append(text_key(doc, self._texts))
+        return cache.key(b"".join(parts))
 
     def checked(self, policy: Policy, facts: rules.Facts) -> list[Problem] | None:
         key = self._key(policy, facts)

@@ -6,6 +6,7 @@ registered in RULES; docs/rules.md is their catalogue.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -69,17 +70,8 @@ class Facts:
         return cls(target.name, profiles, tiers, cap, bool(target.gitops), target.gpu_labels)
 
     def key(self) -> bytes:
-        """The facts as a cache key's bytes (ValueError for a value marshal does not know)."""
-        return cache.stable_bytes(
-            (
-                self.target,
-                sorted(self.profiles.items()),
-                sorted(self.tiers.items()),
-                self.cap,
-                self.gitops,
-                self.gpu_labels if not isinstance(self.gpu_labels, dict) else sorted(self.gpu_labels.items()),
-            )
-        )
+        """The facts as a cache key's bytes, every field (ValueError for a value marshal does not know)."""
+        return cache.stable_bytes(dataclasses.astuple(self))
 
 
 def scheduler_rules(target: Target) -> Iterator[Problem]:

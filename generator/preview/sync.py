@@ -17,7 +17,7 @@ from generator.gitops import CONFIG_HASH, Engines
 from generator.kube import updates
 from generator.kube.scope import POD_SPEC_PATHS, at_path, title
 from generator.layout import FRAGMENTS_DIR, MANIFEST_FILE
-from generator.render.links import TEMPLATE_PATHS, HpaIndex, count, hpa_index
+from generator.render.links import TEMPLATE_PATHS, HpaIndex, count, hpa_entry, hpa_index
 from generator.render.write import owned_files, read_regular
 from generator.yamlio.load import load_text
 
@@ -468,12 +468,15 @@ def plan_directory(
             else:
                 unreadable.add(rel)
     hpas_before = hpa_index(old.values())
-    hpas_after = hpa_index(objects.values())
-    unchanged = (obj for rel, obj in objects.items() if rel in owned and rel not in old and rel not in unreadable)
+    after = {
+        rel: entry for rel, obj in objects.items() if (entry := hpa_entry(obj)) is not None
+    }  # one pass: 10,000 HPAs
+    hpas_after = dict(after.values())
+    unchanged = (entry[0] for rel, entry in after.items() if rel in owned and rel not in old and rel not in unreadable)
     around = Surroundings(
         engines,
         {**hpas_before, **hpas_after},
-        frozenset(hpas_before) | frozenset(hpa_index(unchanged)),
+        frozenset(hpas_before) | frozenset(unchanged),
         frozenset(hpas_after),
         {
             str((obj.get("metadata") or {}).get("name")): obj

@@ -235,17 +235,19 @@ def count(obj: dict[str, Any], path: tuple[str, ...], default: int = 1) -> int |
 def hpa_index(objects: Iterable[dict[str, Any]]) -> HpaIndex:
     """(namespace, kind, name) of each HPA's target -> its replica range (HPAs whose range is
     no pair of whole numbers are left out)."""
-    found: HpaIndex = {}
-    for obj in objects:
-        if obj.get("kind") != "HorizontalPodAutoscaler":
-            continue
-        low, high = count(obj, ("spec", "minReplicas")), count(obj, ("spec", "maxReplicas"))
-        if low is None or high is None:
-            continue
-        namespace = str(at_path(obj, ("metadata", "namespace")) or "")
-        kind, name = (str(at_path(obj, ("spec", "scaleTargetRef", key))) for key in ("kind", "name"))
-        found[(namespace, kind, name)] = (low, high)
-    return found
+    return dict(entry for obj in objects if (entry := hpa_entry(obj)) is not None)
+
+
+def hpa_entry(obj: dict[str, Any]) -> tuple[tuple[str, str, str], tuple[int, int]] | None:
+    """An object's entry in `hpa_index`: None unless it is an HPA with a whole-number range."""
+    if obj.get("kind") != "HorizontalPodAutoscaler":
+        return None
+    low, high = count(obj, ("spec", "minReplicas")), count(obj, ("spec", "maxReplicas"))
+    if low is None or high is None:
+        return None
+    namespace = str(at_path(obj, ("metadata", "namespace")) or "")
+    kind, name = (str(at_path(obj, ("spec", "scaleTargetRef", key))) for key in ("kind", "name"))
+    return (namespace, kind, name), (low, high)
 
 
 # Access modes under which a volume attaches to one node (or one Pod) only.
