@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import subprocess
 import sys
@@ -398,6 +399,33 @@ def test_after_one_edit_only_that_workloads_rules_run(
     edit(policy_copy / "data-processor.yaml", "data-processor:validated", "data-processor:v2")
     _checked(policies, monkeypatch)
     assert checked == ["data-processor"]
+
+
+def test_broken_workload_findings_are_checked_again_and_rewritten(
+    cache_home: Path, policy_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The targets' findings and each workload's, kept broken (not marshal data, cut short,
+    entries of the wrong shape): the workloads are checked again, and each file written again."""
+    monkeypatch.chdir(policy_copy.parent)
+    policies = Path("policies")
+    cold = _checked(policies, monkeypatch, cached=False)
+    assert _checked(policies, monkeypatch) == cold
+    shards = [
+        p for kind in ("checks", "workload-checks") for bundle in _bundles(cache_home, kind) for p in bundle.iterdir()
+    ]
+    assert shards
+    whole = [shard.read_bytes() for shard in shards]
+
+    def wrong_shape(data: bytes) -> bytes:
+        return marshal.dumps({key: [("file", 1)] for key in marshal.loads(data)})
+
+    for broken in (lambda data: b"\x00not marshal data", lambda data: data[: len(data) // 2], wrong_shape):
+        for shard, data in zip(shards, whole, strict=True):
+            shard.write_bytes(broken(data))
+        assert _checked(policies, monkeypatch) == cold
+        assert all(
+            cache.read(shard.parent.parent.name, f"{shard.parent.name}/{shard.name}") is not None for shard in shards
+        )
 
 
 def test_a_record_of_files_all_written_since_is_no_longer_asked(

@@ -136,7 +136,7 @@ class Workloads:
             return None
         try:
             found = [Problem.from_plain(p) for p in stored]
-        except (TypeError, ValueError):  # an entry that does not read
+        except (TypeError, ValueError, IndexError, KeyError):  # an entry that does not read
             return None
         self._bundle.kept[key] = stored
         return found
