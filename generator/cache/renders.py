@@ -22,8 +22,7 @@ from generator.policies.overrides import OverlaidDocument
 from generator.policies.policy import Policy
 from generator.policies.targets import Target, text_key
 from generator.problems import Problem
-from generator.render import templates
-from generator.render.templates import Manifest, PolicyOutput
+from generator.render.templates import Facts, KeptOutput, Manifest, PolicyOutput
 
 _RENDERS = "renders"
 _KEPT_TARGETS = 64  # targets (and gen builds) remembered, the least recently used going first:
@@ -31,6 +30,11 @@ _KEPT_TARGETS = 64  # targets (and gen builds) remembered, the least recently us
 
 # One object as judged: what the links set on it, its file text and its findings as plain values.
 _Judged = tuple[Any, str, list[Any]]
+# What a policy's objects are kept with: each one's template and facts (as the render left
+# them, before the links), its fragments and its findings as plain values.
+_Summary = tuple[list[str], list[Facts], list[Any], list[Any]]
+# A policy's entry: its output as marshal data, its objects as judged, its summary.
+_Entry = tuple[bytes, list[_Judged | None], _Summary]
 
 
 class Reuse:
@@ -54,7 +58,8 @@ class Reuse:
         self._judged_with = ""
         self._keys: dict[int, str] = {}  # id(policy) -> its key
         self._made: dict[int, tuple[str, int]] = {}  # id(manifest) -> (its policy's key, its index)
-        self._next: dict[str, tuple[bytes, list[_Judged | None]]] = {}
+        self._next: dict[str, _Entry] = {}
+        self._listed: tuple[str, str] | None = None  # the target's kustomization.yaml: (its key, its text)
 
     @cached_property
     def _bundle(self) -> cache.Bundle:
@@ -79,24 +84,29 @@ class Reuse:
             key = self._keys[id(policy)] = cache.key(self._target + self._file(policy) + cache.stable_bytes(facts))
         return key
 
-    def rendered(self, policy: Policy, target: Target) -> PolicyOutput | None:
-        """The policy's objects as it rendered them last time (fresh copies), or None."""
+    def rendered(self, policy: Policy, target: Target) -> KeptOutput | None:
+        """The policy's objects as it rendered them last time: kept packed, with what the
+        checks across objects ask of each (fresh copies unpacked when first read), or None."""
         key = self._key(policy, target)
         entry = self._previous.get(key)
         if entry is None:
             return None
         try:
-            with cache.collector_paused():
-                output = templates.unpack(entry[0])
-        except (EOFError, ValueError, TypeError, IndexError, KeyError):  # an entry that does not read
+            packed, _, _, (object_templates, facts, fragments, found) = entry
+            if not isinstance(packed, bytes) or None in facts or len(object_templates) != len(facts):
+                raise ValueError("not kept whole")
+            output = KeptOutput(packed, object_templates, facts, fragments, [Problem.from_plain(p) for p in found])
+        except (ValueError, TypeError, IndexError, KeyError):  # an entry that does not read
             return None
-        self._next[key] = (entry[0], [])
+        self._next[key] = (packed, [], (object_templates, facts, fragments, found))
         return output
 
-    def keep(self, policy: Policy, target: Target, packed: bytes) -> None:
+    def keep(self, policy: Policy, target: Target, packed: bytes, output: PolicyOutput) -> None:
         """A policy rendered this run (its output as marshal data, taken before the links
-        change its objects)."""
-        self._next[self._key(policy, target)] = (packed, [])
+        change its objects); its objects' facts follow (`keep_facts`)."""
+        objects, fragments, found = output
+        summary: _Summary = ([template for _, template, _ in objects], [], fragments, [p.to_plain() for p in found])
+        self._next[self._key(policy, target)] = (packed, [], summary)
 
     def made(self, manifest: Manifest, policy: Policy, index: int) -> None:
         """The manifest is its policy's index-th object: where its judgment is kept."""
@@ -105,6 +115,14 @@ class Reuse:
         if entry is not None:  # else not kept (a value marshal does not know)
             self._made[id(manifest)] = (key, index)
             entry[1].append(None)
+
+    def keep_facts(self, manifest: Manifest, facts: Facts) -> None:
+        """What the checks across objects ask of a manifest rendered this run, as rendered."""
+        made = self._made.get(id(manifest))
+        if made is not None:
+            kept = self._next[made[0]][2][1]
+            if len(kept) == made[1]:
+                kept.append(facts)
 
     def judging_with(self, *inputs: Any) -> None:
         """What objects are judged with this run: a judgment made with anything else is not used."""
@@ -121,7 +139,7 @@ class Reuse:
         if made is None or entry is None or not self._judged_with:
             return None
         try:
-            _, judged, judged_with = entry
+            _, judged, judged_with, _ = entry
             before = judged[made[1]]
             if judged_with != self._judged_with or before[0] != settled or not isinstance(before[1], str):
                 return None
@@ -138,11 +156,28 @@ class Reuse:
             key, index = made
             self._next[key][1][index] = (settled, text, [p.to_plain() for p in found])
 
+    def listing(self, resources: list[str]) -> str | None:
+        key = self._listing_key(resources)
+        text = self._previous.get(key)
+        if not isinstance(text, str):
+            return None
+        self._listed = (key, text)
+        return text
+
+    def keep_listing(self, resources: list[str], text: str) -> None:
+        self._listed = (self._listing_key(resources), text)
+
+    @staticmethod
+    def _listing_key(resources: list[str]) -> str:
+        return cache.key(b"kustomization.yaml\0" + cache.stable_bytes(resources))  # gen's code: in the bundle's name
+
     def save(self) -> None:
         """Keep this run's renders for the next run (only what this run rendered), writing
         the files of the bundle that changed."""
         self._bundle.kept = {  # an object not judged (no run leaves one so) is judged again next time
-            key: (rendered, [] if None in judged else judged, self._judged_with)
-            for key, (rendered, judged) in self._next.items()
+            key: (rendered, [] if None in judged else judged, self._judged_with, summary)
+            for key, (rendered, judged, summary) in self._next.items()
         }
+        if self._listed is not None:
+            self._bundle.kept[self._listed[0]] = self._listed[1]
         self._bundle.save()

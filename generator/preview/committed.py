@@ -6,7 +6,9 @@ without errors: an object Kubernetes refuses has no size to plan with."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from generator import gitops
 from generator.kube import scope, updates
@@ -38,10 +40,24 @@ def _changes(
     target: str, engines: gitops.Engines, out: Path, plan: write.DirPlan, owners: dict[str, Manifest]
 ) -> list[Change]:
     directory = write.safe_dir(out, plan.reldir)
-    objects = {rel: m.obj for rel, m in owners.items()}
-    return engine.verdicts(
-        plan_directory(target, engines, directory, plan.digests(), objects), engines, directory, objects
-    )
+    changes = plan_directory(target, engines, directory, plan.digests(), owners)
+    return engine.verdicts(changes, engines, directory, _Objects(owners))
+
+
+class _Objects(Mapping[str, dict[str, Any]]):
+    """The planned objects by file, each read only when asked for (a kept one is unpacked then)."""
+
+    def __init__(self, owners: dict[str, Manifest]) -> None:
+        self._owners = owners
+
+    def __getitem__(self, rel: str) -> dict[str, Any]:
+        return self._owners[rel].obj
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._owners)
+
+    def __len__(self) -> int:
+        return len(self._owners)
 
 
 def _job_immutable(changes: list[Change], owners: dict[str, Manifest]) -> list[Problem]:

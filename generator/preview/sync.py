@@ -17,7 +17,8 @@ from generator.gitops import CONFIG_HASH, Engines
 from generator.kube import updates
 from generator.kube.scope import POD_SPEC_PATHS, at_path, title
 from generator.layout import FRAGMENTS_DIR, MANIFEST_FILE
-from generator.render.links import TEMPLATE_PATHS, HpaIndex, count, hpa_entry, hpa_index
+from generator.render.links import TEMPLATE_PATHS, HpaIndex, count, hpa_index, hpa_of
+from generator.render.templates import Manifest
 from generator.render.write import owned_files, read_regular
 from generator.yamlio.load import load_text
 
@@ -453,10 +454,11 @@ def read_object(path: Path) -> dict[str, Any] | None:
 
 
 def plan_directory(
-    target: str, engines: Engines, directory: Path, digests: Mapping[str, str], objects: Mapping[str, dict[str, Any]]
+    target: str, engines: Engines, directory: Path, digests: Mapping[str, str], owners: Mapping[str, Manifest]
 ) -> list[Change]:
     """The changes from the render committed in directory to a new one (the SHA-256 of its
-    files and, by file, the objects they hold). Only files whose content differs are read."""
+    files and, by file, the objects they hold). Only files whose content differs are read, and
+    only the objects that changed are looked into (an unchanged one may be kept packed)."""
     owned = owned_files(directory) if directory.is_dir() else {}
     old: dict[str, dict[str, Any]] = {}
     unreadable: set[str] = set()  # committed, but no object can be read from it (edited by hand?)
@@ -468,9 +470,7 @@ def plan_directory(
             else:
                 unreadable.add(rel)
     hpas_before = hpa_index(old.values())
-    after = {
-        rel: entry for rel, obj in objects.items() if (entry := hpa_entry(obj)) is not None
-    }  # one pass: 10,000 HPAs
+    after = {rel: entry for rel, m in owners.items() if (entry := hpa_of(m)) is not None}
     hpas_after = dict(after.values())
     unchanged = (entry[0] for rel, entry in after.items() if rel in owned and rel not in old and rel not in unreadable)
     around = Surroundings(
@@ -478,25 +478,21 @@ def plan_directory(
         {**hpas_before, **hpas_after},
         frozenset(hpas_before) | frozenset(unchanged),
         frozenset(hpas_after),
-        {
-            str((obj.get("metadata") or {}).get("name")): obj
-            for obj in objects.values()
-            if obj.get("kind") == "StorageClass"
-        },
+        {str((m.obj.get("metadata") or {}).get("name")): m.obj for m in owners.values() if m.kind == "StorageClass"},
     )
     hpas = around.hpas
     changes: list[Change] = []
-    for rel, obj in objects.items():
+    for rel, manifest in owners.items():
         if rel not in owned:
-            changes.append(created(target, obj, hpas, rel))
+            changes.append(created(target, manifest.obj, hpas, rel))
         elif rel in old:
-            change = compared(target, around, old[rel], obj, rel)
+            change = compared(target, around, old[rel], manifest.obj, rel)
             if change is not None:
                 changes.append(change)
         elif rel in unreadable:
             reason = "the committed file holds no object gen can read, so what the cluster runs is unknown: applied as rendered"
-            changes.append(Change(target, "update", *_identity(obj), reason, rel=rel))
-    changes += [removed(target, engines, obj, hpas, rel) for rel, obj in old.items() if rel not in objects]
+            changes.append(Change(target, "update", *_identity(manifest.obj), reason, rel=rel))
+    changes += [removed(target, engines, obj, hpas, rel) for rel, obj in old.items() if rel not in owners]
     return changes
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from generator.gitops import CONFIG_HASH
@@ -148,8 +148,13 @@ _CONTROLLER_LABELS = frozenset(
 )
 
 
-def _pod_labels(manifest: Manifest) -> dict[str, Any] | None:
+def pod_labels(manifest: Manifest) -> dict[str, Any] | None:
     """The labels of the Pods an object creates (a Job's controller adds its name)."""
+    labels: dict[str, Any] | None = manifest.fact("pod_labels", _pod_labels)
+    return labels
+
+
+def _pod_labels(manifest: Manifest) -> dict[str, Any] | None:
     if manifest.kind == "Pod":
         labels = at_path(manifest.obj, ("metadata", "labels"))
     elif manifest.kind in TEMPLATE_PATHS:
@@ -191,7 +196,7 @@ def selector_problems(manifests: list[Manifest], target: str) -> Iterator[Proble
     matches no pod template in its namespace of this target."""
     pods: dict[str, list[dict[str, Any]]] = {}
     for manifest in manifests:
-        labels = _pod_labels(manifest)
+        labels = pod_labels(manifest)
         if labels is not None:
             pods.setdefault(manifest.namespace or "", []).append(labels)
     for manifest in manifests:
@@ -238,7 +243,20 @@ def hpa_index(objects: Iterable[dict[str, Any]]) -> HpaIndex:
     return dict(entry for obj in objects if (entry := hpa_entry(obj)) is not None)
 
 
-def hpa_entry(obj: dict[str, Any]) -> tuple[tuple[str, str, str], tuple[int, int]] | None:
+HpaEntry = tuple[tuple[str, str, str], tuple[int, int]]
+
+
+def hpa_of(manifest: Manifest) -> HpaEntry | None:
+    """The manifest's entry in `hpa_index`."""
+    entry: HpaEntry | None = manifest.fact("hpa", _hpa)
+    return entry
+
+
+def _hpa(manifest: Manifest) -> HpaEntry | None:
+    return hpa_entry(manifest.obj)
+
+
+def hpa_entry(obj: dict[str, Any]) -> HpaEntry | None:
     """An object's entry in `hpa_index`: None unless it is an HPA with a whole-number range."""
     if obj.get("kind") != "HorizontalPodAutoscaler":
         return None
@@ -274,7 +292,7 @@ def shared_claims(manifests: list[Manifest], target: str) -> Iterator[Problem]:
     holding = {namespace for namespace, _ in claims}
     if not holding:
         return
-    hpas = hpa_index(m.obj for m in manifests)
+    hpas = dict(entry for m in manifests if (entry := hpa_of(m)) is not None)
     for manifest in manifests:
         if manifest.kind not in ("Deployment", "ReplicaSet", "StatefulSet", "Job") or (
             (manifest.namespace or "") not in holding
@@ -301,3 +319,8 @@ def shared_claims(manifests: list[Manifest], target: str) -> Iterator[Problem]:
                 hint="give each Pod its own claim (a StatefulSet's volumeClaimTemplates), use ReadWriteMany "
                 "storage, or run one replica",
             )
+
+
+# What the checks across a target's objects derive from each (its Pods' labels, its HPA
+# range): kept beside an unchanged policy's objects, so they are asked without unpacking them.
+FACTS: dict[str, Callable[[Manifest], Any]] = {"pod_labels": _pod_labels, "hpa": _hpa}
