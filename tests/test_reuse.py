@@ -140,6 +140,72 @@ def test_a_broken_entry_is_ignored_and_rewritten(
         assert all(cache.read(*kind_and_name(entry)) is not None for entry in entries)
 
 
+def _unpacked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The policies whose kept objects a render unpacks, as it unpacks them."""
+    from generator.render import templates
+
+    unpacked: list[str] = []
+    get = templates._Unpacked.get
+
+    def noted(self: templates._Unpacked) -> object:
+        if self.objects is None:
+            unpacked.append(self._again[0].name)
+        return get(self)
+
+    monkeypatch.setattr(templates._Unpacked, "get", noted)
+    return unpacked
+
+
+def test_after_one_edit_no_other_policys_objects_are_unpacked(
+    cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the checks across objects ask of an unchanged policy's objects (their identity, Pod
+    labels, HPA ranges) is kept beside them: a render after one edit unpacks none of them."""
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    for name in ("a", "b", "c"):
+        (policies / f"{name}.yaml").write_text(SERVICE.format(name=name, namespace="shop", near="a"))
+        with (policies / f"{name}.yaml").open("a") as handle:
+            handle.write("  autoscaling: {minReplicas: 2, maxReplicas: 4}\n  service: {ports: [{port: 80}]}\n")
+    monkeypatch.chdir(tmp_path)
+    unpacked = _unpacked(monkeypatch)
+    _same_as_uncached(Path("policies"), monkeypatch)
+    edit(policies / "b.yaml", "registry.example.com/b", "registry.example.com/b2")
+    unpacked.clear()
+    _same_as_uncached(Path("policies"), monkeypatch)
+    assert set(unpacked) <= {"b"}
+
+
+def test_a_kept_job_renamed_per_change_keeps_its_name(
+    cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `whenChanged: newName` Job kept from the run before is renamed as when it was rendered:
+    its name and Pod labels then come from the object, not from what was kept of it."""
+    stack = tmp_path / "stack"
+    shutil.copytree(WHOLE_STACK, stack, ignore=shutil.ignore_patterns("deploy"))
+    monkeypatch.chdir(stack)
+    edit(stack / "policies" / "training.yaml", "  workloadKind: Job\n", "  workloadKind: Job\n  whenChanged: newName\n")
+    renamed = _same_as_uncached(Path("policies"), monkeypatch)
+    edit(stack / "policies" / "webapi.yaml", "webapi:1.8.3", "webapi:1.8.4")
+    unpacked = _unpacked(monkeypatch)
+    again = _same_as_uncached(Path("policies"), monkeypatch)
+    assert "llm-finetune" in unpacked
+    jobs = {name for name in again[1] if "/job-llm-finetune-" in name}
+    assert jobs and jobs == {name for name in renamed[1] if "/job-llm-finetune-" in name}
+
+
+def test_kept_objects_that_do_not_unpack_are_rendered_again(cache_home: Path, policy_copy: Path) -> None:
+    """Packed objects damaged inside a cache file that reads: the policy is rendered again."""
+    from generator.policies.validate import check_policies, load_policies
+    from generator.render import templates
+
+    policies, _ = load_policies([policy_copy])
+    (target,), _ = check_policies(policies)
+    policy = next(p for p in target.policies if p.kind == "ReplicatedService")
+    fresh = templates._render_policy(policy, target)[0]
+    assert templates._Unpacked(b"\x00damaged", policy, target).get() == fresh
+
+
 MONITOR_CRD = crd(
     "monitoring.coreos.com",
     "ServiceMonitor",

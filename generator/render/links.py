@@ -44,6 +44,12 @@ def _template(manifest: Manifest) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
+def _config_maps_of(manifest: Manifest) -> list[str]:
+    """The ConfigMaps the pod template a config change rolls reads (none without one)."""
+    template = _template(manifest)
+    return sorted(_config_maps_read(template.get("spec"))) if template is not None else []
+
+
 def _config_maps_read(pod_spec: Any) -> set[str]:
     """Names of the ConfigMaps a Pod mounts, projects, or reads variables from."""
     if not isinstance(pod_spec, dict):
@@ -84,11 +90,10 @@ def _config_hashes(manifests: list[Manifest], settled: dict[int, list[tuple[str,
         namespace = manifest.namespace or ""
         if namespace not in holding:
             continue  # no ConfigMap of this target to read there
-        template = _template(manifest)
+        names: list[str] = manifest.fact("config_maps", _config_maps_of)
+        read = sorted(n for n in names if (namespace, n) in config_maps)
+        template = _template(manifest) if read else None
         if template is None:
-            continue
-        read = sorted(n for n in _config_maps_read(template.get("spec")) if (namespace, n) in config_maps)
-        if not read:
             continue
         if not all(
             isinstance(config_maps[(namespace, n)].get(k) or {}, dict) for n in read for k in ("data", "binaryData")
@@ -200,12 +205,10 @@ def selector_problems(manifests: list[Manifest], target: str) -> Iterator[Proble
         if labels is not None:
             pods.setdefault(manifest.namespace or "", []).append(labels)
     for manifest in manifests:
-        path = _SELECTORS.get(manifest.group_kind)
-        if path is None or (manifest.kind == "Service" and at_path(manifest.obj, ("spec", "type")) == "ExternalName"):
+        found: tuple[tuple[str, ...], dict[str, Any]] | None = manifest.fact("selector", _selector)
+        if found is None:
             continue
-        selector = at_path(manifest.obj, path)
-        if not isinstance(selector, dict) or not selector:
-            continue  # none, or empty: every Pod (or, for a Service, endpoints managed elsewhere)
+        path, selector = found
         if manifest.kind == "Service":
             selector = {"matchLabels": selector}
         candidates = pods.get(manifest.namespace or "", [])
@@ -223,6 +226,16 @@ def selector_problems(manifests: list[Manifest], target: str) -> Iterator[Proble
             hint="gen labels each workload's Pods app: <policy name>; fix the selector, "
             "or ignore this if the Pods come from outside gen",
         )
+
+
+def _selector(manifest: Manifest) -> tuple[tuple[str, ...], dict[str, Any]] | None:
+    """Where an object selects Pods, and its selector; None when it selects none by label
+    (none, or empty: every Pod; or, for a Service, endpoints managed elsewhere)."""
+    path = _SELECTORS.get(manifest.group_kind)
+    if path is None or (manifest.kind == "Service" and at_path(manifest.obj, ("spec", "type")) == "ExternalName"):
+        return None
+    selector = at_path(manifest.obj, path)
+    return (path, selector) if isinstance(selector, dict) and selector else None
 
 
 HpaIndex = dict[tuple[str, str, str], tuple[int, int]]
@@ -321,6 +334,12 @@ def shared_claims(manifests: list[Manifest], target: str) -> Iterator[Problem]:
             )
 
 
-# What the checks across a target's objects derive from each (its Pods' labels, its HPA
-# range): kept beside an unchanged policy's objects, so they are asked without unpacking them.
-FACTS: dict[str, Callable[[Manifest], Any]] = {"pod_labels": _pod_labels, "hpa": _hpa}
+# What the checks across a target's objects derive from each (its Pods' labels, its HPA range,
+# its selector, the ConfigMaps its pod template reads): kept beside an unchanged policy's
+# objects, so they are asked without unpacking them.
+FACTS: dict[str, Callable[[Manifest], Any]] = {
+    "pod_labels": _pod_labels,
+    "hpa": _hpa,
+    "selector": _selector,
+    "config_maps": _config_maps_of,
+}
