@@ -137,10 +137,10 @@ def _target_outcome(
 
     reuse = renders.Reuse.of(target)
     planned = plan.render_and_plan(target, out, definitions, processes=processes, reuse=reuse)
-    if reuse is not None:
+    changes, found = committed.compare(target, planned, out)
+    if reuse is not None:  # after the comparison: the objects' facts it derived are kept too
         reuse.save()
         kept_targets.keep(target, out, definitions, planned.plans, planned.problems, written)
-    changes, found = committed.compare(target, planned, out)
     return planned.plans, planned.problems + found, changes
 
 

@@ -160,7 +160,8 @@ def test_after_one_edit_no_other_policys_objects_are_unpacked(
     cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What the checks across objects ask of an unchanged policy's objects (their identity, Pod
-    labels, HPA ranges) is kept beside them: a render after one edit unpacks none of them."""
+    labels, HPA ranges, selectors) is kept beside them: a render after one edit unpacks none of
+    them (once a run has kept them: a fresh cache's first render does not)."""
     policies = tmp_path / "policies"
     policies.mkdir()
     for name in ("a", "b", "c"):
@@ -169,9 +170,12 @@ def test_after_one_edit_no_other_policys_objects_are_unpacked(
             handle.write("  autoscaling: {minReplicas: 2, maxReplicas: 4}\n  service: {ports: [{port: 80}]}\n")
     monkeypatch.chdir(tmp_path)
     unpacked = _unpacked(monkeypatch)
-    _same_as_uncached(Path("policies"), monkeypatch)
-    edit(policies / "b.yaml", "registry.example.com/b", "registry.example.com/b2")
+    _same_as_uncached(Path("policies"), monkeypatch)  # a fresh cache: kept without facts
+    edit(policies / "c.yaml", "registry.example.com/c", "registry.example.com/c2")
+    _same_as_uncached(Path("policies"), monkeypatch)  # kept with them
+    assert set(unpacked) <= {"c"}  # the plan looks into what changed against the output
     unpacked.clear()
+    edit(policies / "b.yaml", "registry.example.com/b", "registry.example.com/b2")
     _same_as_uncached(Path("policies"), monkeypatch)
     assert set(unpacked) <= {"b"}
 
@@ -187,6 +191,8 @@ def test_a_kept_job_renamed_per_change_keeps_its_name(
     edit(stack / "policies" / "training.yaml", "  workloadKind: Job\n", "  workloadKind: Job\n  whenChanged: newName\n")
     renamed = _same_as_uncached(Path("policies"), monkeypatch)
     edit(stack / "policies" / "webapi.yaml", "webapi:1.8.3", "webapi:1.8.4")
+    _same_as_uncached(Path("policies"), monkeypatch)  # the facts kept
+    edit(stack / "policies" / "webapi.yaml", "webapi:1.8.4", "webapi:1.8.5")
     unpacked = _unpacked(monkeypatch)
     again = _same_as_uncached(Path("policies"), monkeypatch)
     assert "llm-finetune" in unpacked

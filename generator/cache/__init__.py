@@ -219,9 +219,11 @@ class Bundle:
     SHARDS files: `stored` as the last run left them, `kept` what this run keeps (only what it
     used: entries of deleted files go). Saving writes only the files whose entries changed."""
 
-    def __init__(self, kind: str, name: str, keep: int) -> None:
-        self._kind, self.name, self._keep = kind, name, keep  # keep: bundles of the kind left
-        self._files = [read(kind, f"{name}/{i:02d}") for i in range(SHARDS)]
+    def __init__(self, kind: str, name: str, keep: int, shards: int = SHARDS) -> None:
+        # keep: bundles of the kind left; shards: fewer for small entries, each file written
+        # costs more than its entries (a cold run writes every one)
+        self._kind, self.name, self._keep, self._shards = kind, name, keep, shards
+        self._files = [read(kind, f"{name}/{i:02d}") for i in range(shards)]
         self.stored: dict[str, Any] = {}
         for stored in self._files:
             if isinstance(stored, dict):
@@ -232,9 +234,9 @@ class Bundle:
         folder = directory(self._kind)
         if folder is None:
             return
-        files: list[dict[str, Any]] = [{} for _ in range(SHARDS)]
+        files: list[dict[str, Any]] = [{} for _ in range(self._shards)]
         for key, value in self.kept.items():
-            files[int(key[:8], 16) % SHARDS][key] = value
+            files[int(key[:8], 16) % self._shards][key] = value
         changed = [i for i, (new, old) in enumerate(zip(files, self._files, strict=True)) if new != old]
         if changed:
             _prune(folder, self._keep - 1, spare=self.name)

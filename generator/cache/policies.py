@@ -29,6 +29,7 @@ _KEPT_BUNDLES = 32  # policy directories (and gen builds) remembered; the least 
 _CHECKS = "checks"
 _KEPT_CHECKS = 32  # working directories (and gen builds) remembered, the least recently used going first
 _WORKLOAD_CHECKS = "workload-checks"
+_WORKLOAD_SHARDS = 8  # a workload's findings are a few bytes (most have none)
 _KEPT_TARGETS = (
     64  # targets (and gen builds) whose workload findings are remembered, the least recently used going first
 )
@@ -90,10 +91,11 @@ class Kept:
                 with contextlib.suppress(TypeError, ValueError):  # an entry that does not read
                     checked = [Problem.from_plain(p) for p in bundle.stored[key]]
                     bundle.kept[key] = bundle.stored[key]
-            if checked is None:
-                workloads = Workloads(target)
+            if checked is None:  # each workload's findings, but on a fresh runner's cache (never read again)
+                workloads = Workloads(target) if bundle.stored else None
                 checked = check(target, workloads)
-                workloads.save()
+                if workloads is not None:
+                    workloads.save()
                 if key is not None:
                     bundle.kept[key] = [p.to_plain() for p in checked]
             found.append(checked)
@@ -113,8 +115,9 @@ class Workloads:
         self._texts: dict[str, bytes] = {}
         self._overrides = target.policy.doc  # the Target file: where an overridden policy's overrides are
         name = cache.target_name(target.name, target.policy.file, target.policy.directory)
-        self._bundle = cache.Bundle(_WORKLOAD_CHECKS, name, keep=_KEPT_TARGETS)
+        self._bundle = cache.Bundle(_WORKLOAD_CHECKS, name, keep=_KEPT_TARGETS, shards=_WORKLOAD_SHARDS)
         self._facts: tuple[rules.Facts, bytes] | None = None
+        self._keys: dict[int, str] = {}  # id(policy) -> its key: asked, then kept
 
     def _key(self, policy: Policy, facts: rules.Facts) -> str | None:
         if self._facts is None or self._facts[0] is not facts:
@@ -122,8 +125,14 @@ class Workloads:
                 self._facts = (facts, facts.key())
             except ValueError:  # a value marshal does not know
                 return None
+            self._keys.clear()
+        if id(policy) not in self._keys:
+            self._keys[id(policy)] = self._made_from(policy, self._facts[1])
+        return self._keys[id(policy)]
+
+    def _made_from(self, policy: Policy, facts: bytes) -> str:
         doc = policy.doc
-        parts = [self._facts[1], cache.stable_bytes((policy.kind, policy.name, doc.file, doc.index))]
+        parts = [facts, cache.stable_bytes((policy.kind, policy.name, doc.file, doc.index))]
         if isinstance(doc, OverlaidDocument):
             parts += [text_key(doc.written, self._texts), text_key(self._overrides, self._texts)]
         else:

@@ -22,7 +22,8 @@ from generator.policies.overrides import OverlaidDocument
 from generator.policies.policy import Policy
 from generator.policies.targets import Target, text_key
 from generator.problems import Problem
-from generator.render.templates import Facts, KeptOutput, Manifest, PolicyOutput
+from generator.render import templates
+from generator.render.templates import Facts, KeptOutput, Manifest, PolicyOutput, facts_of
 
 _RENDERS = "renders"
 _KEPT_TARGETS = 64  # targets (and gen builds) remembered, the least recently used going first:
@@ -33,8 +34,9 @@ _Judged = tuple[Any, str, list[Any]]
 # What a policy's objects are kept with: each one's template and facts (as the render left
 # them, before the links), its fragments and its findings as plain values.
 _Summary = tuple[list[str], list[Facts], list[Any], list[Any]]
-# A policy's entry: its output as marshal data, its objects as judged, its summary.
-_Entry = tuple[bytes, list[_Judged | None], _Summary]
+# A policy's entry: its output as marshal data, its objects as judged, its summary (None: kept
+# without, by a run that found no render of the target before).
+_Entry = tuple[bytes, list[_Judged | None], _Summary | None]
 
 
 class Reuse:
@@ -84,28 +86,39 @@ class Reuse:
             key = self._keys[id(policy)] = cache.key(self._target + self._file(policy) + cache.stable_bytes(facts))
         return key
 
-    def rendered(self, policy: Policy, target: Target) -> KeptOutput | None:
-        """The policy's objects as it rendered them last time: kept packed, with what the
-        checks across objects ask of each (fresh copies unpacked when first read), or None."""
+    def rendered(self, policy: Policy, target: Target) -> PolicyOutput | KeptOutput | None:
+        """The policy's objects as it rendered them last time, or None: kept packed, with what
+        the checks across objects ask of each (fresh copies unpacked when first read), or
+        unpacked now where the run before kept no facts of them."""
         key = self._key(policy, target)
         entry = self._previous.get(key)
         if entry is None:
             return None
         try:
-            packed, _, _, (object_templates, facts, fragments, found) = entry
-            if not isinstance(packed, bytes) or None in facts or len(object_templates) != len(facts):
-                raise ValueError("not kept whole")
-            output = KeptOutput(packed, object_templates, facts, fragments, [Problem.from_plain(p) for p in found])
-        except (ValueError, TypeError, IndexError, KeyError):  # an entry that does not read
+            packed, _, _, summary = entry
+            if summary is not None:
+                object_templates, facts, fragments, found = summary
+                if None not in facts and len(object_templates) == len(facts):
+                    self._next[key] = (packed, [], summary)
+                    return KeptOutput(
+                        packed, object_templates, facts, fragments, [Problem.from_plain(p) for p in found]
+                    )
+            with cache.collector_paused():
+                output = templates.unpack(packed)
+        except (EOFError, ValueError, TypeError, IndexError, KeyError):  # an entry that does not read
             return None
-        self._next[key] = (packed, [], (object_templates, facts, fragments, found))
+        self.keep(policy, target, packed, output)
         return output
 
     def keep(self, policy: Policy, target: Target, packed: bytes, output: PolicyOutput) -> None:
         """A policy rendered this run (its output as marshal data, taken before the links
-        change its objects); its objects' facts follow (`keep_facts`)."""
+        change its objects); its objects' facts follow (`keep_facts`), unless the target was
+        never rendered before (a fresh CI runner's cache is never read again: the next run
+        keeps them)."""
         objects, fragments, found = output
-        summary: _Summary = ([template for _, template, _ in objects], [], fragments, [p.to_plain() for p in found])
+        summary: _Summary | None = None
+        if self._previous:
+            summary = ([template for _, template, _ in objects], [], fragments, [p.to_plain() for p in found])
         self._next[self._key(policy, target)] = (packed, [], summary)
 
     def made(self, manifest: Manifest, policy: Policy, index: int) -> None:
@@ -116,13 +129,12 @@ class Reuse:
             self._made[id(manifest)] = (key, index)
             entry[1].append(None)
 
-    def keep_facts(self, manifest: Manifest, facts: Facts) -> None:
+    def keep_facts(self, manifest: Manifest) -> None:
         """What the checks across objects ask of a manifest rendered this run, as rendered."""
         made = self._made.get(id(manifest))
-        if made is not None:
-            kept = self._next[made[0]][2][1]
-            if len(kept) == made[1]:
-                kept.append(facts)
+        summary = self._next[made[0]][2] if made is not None else None
+        if made is not None and summary is not None and len(summary[1]) == made[1]:
+            summary[1].append(facts_of(manifest))
 
     def judging_with(self, *inputs: Any) -> None:
         """What objects are judged with this run: a judgment made with anything else is not used."""

@@ -128,8 +128,6 @@ def scheduler_rules(target: Target) -> Iterator[Problem]:
 
 
 def _gpu_workload(policy: Policy, facts: Facts) -> Iterator[Problem]:
-    if policy.kind != "GpuWorkload":
-        return
     spec = policy.spec
     yield from _batch_fields(policy)
     if spec["workloadKind"] != "Pod" and spec["restartPolicy"] == "Always":
@@ -209,7 +207,7 @@ def _coscheduling_enabled(profile: dict[str, Any]) -> bool:
 def _gang(policy: Policy, facts: Facts) -> Iterator[Problem]:
     """A gang needs a Job of several Pods, and a scheduler that runs Coscheduling."""
     spec, gang = policy.spec, policy.spec.get("gang")
-    if policy.kind != "GpuWorkload" or gang is None:
+    if gang is None:
         return
     parallelism = spec["job"].get("parallelism", 1)
     if spec["workloadKind"] != "Job":
@@ -362,8 +360,6 @@ def cost_policy_rules(target: Target) -> Iterator[Problem]:
 
 
 def _service_cost(policy: Policy, facts: Facts) -> Iterator[Problem]:
-    if policy.kind != "ReplicatedService":
-        return
     if "costWriter" in policy.spec and (found := _writer_container_problem(policy)) is not None:
         yield found
     tiers, cap = facts.tiers, facts.cap
@@ -401,7 +397,7 @@ def _service_cost(policy: Policy, facts: Facts) -> Iterator[Problem]:
 
 
 def _autoscaling(policy: Policy, facts: Facts) -> Iterator[Problem]:
-    scaling = policy.spec.get("autoscaling") if policy.kind == "ReplicatedService" else None
+    scaling = policy.spec.get("autoscaling")
     if scaling is None:
         return
     if scaling["minReplicas"] > scaling["maxReplicas"]:
@@ -539,8 +535,6 @@ def _pod_fields_gen_derives(policy: Policy) -> Iterator[Problem]:
 
 
 def _service(policy: Policy, facts: Facts) -> Iterator[Problem]:
-    if policy.kind != "ReplicatedService":
-        return
     if "service" in policy.spec and not context.service_ports(policy.spec):
         yield policy.problem(
             ("service",),
@@ -809,20 +803,14 @@ TARGET_RULES: tuple[Callable[[Target], Iterator[Problem]], ...] = (
     gitops_rules,
 )
 
-# Rules about one workload policy, given what they read of the rest of its target (`Facts`):
-# a policy whose text and facts are those of a run before has that run's findings.
-WORKLOAD_RULES: tuple[Callable[[Policy, Facts], Iterator[Problem]], ...] = (
-    _gpu_workload,
-    _gpu_pods,
-    _gang,
-    _service_cost,
-    _autoscaling,
-    _service,
-    _container_names,
-    _synced_workload,
-    _gpu_model,
-)
-WORKLOAD_KINDS = ("GpuWorkload", "ReplicatedService")
+# Rules about one workload policy, by its kind, given what they read of the rest of its target
+# (`Facts`): a policy whose text and facts are those of a run before has that run's findings.
+WorkloadRule = Callable[[Policy, Facts], Iterator[Problem]]
+_EITHER_KIND: tuple[WorkloadRule, ...] = (_gpu_pods, _container_names, _synced_workload, _gpu_model)
+WORKLOAD_RULES: dict[str, tuple[WorkloadRule, ...]] = {
+    "GpuWorkload": (_gpu_workload, _gang, *_EITHER_KIND),
+    "ReplicatedService": (_service_cost, _autoscaling, _service, *_EITHER_KIND),
+}
 
 
 class Previous(Protocol):
@@ -841,11 +829,11 @@ def check_target(target: Target, previous: Previous | None = None) -> list[Probl
     `previous` where it has them)."""
     found = [problem for rule in TARGET_RULES for problem in rule(target)]
     facts = Facts.of(target)
-    for kind in WORKLOAD_KINDS:
+    for kind, kind_rules in WORKLOAD_RULES.items():
         for policy in target.of_kind(kind):
             checked = previous.checked(policy, facts) if previous is not None else None
             if checked is None:
-                checked = [problem for rule in WORKLOAD_RULES for problem in rule(policy, facts)]
+                checked = [problem for rule in kind_rules for problem in rule(policy, facts)]
                 if previous is not None:
                     previous.keep_checked(policy, facts, checked)
             found += checked

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from generator.gitops import CONFIG_HASH
@@ -332,14 +332,3 @@ def shared_claims(manifests: list[Manifest], target: str) -> Iterator[Problem]:
                 hint="give each Pod its own claim (a StatefulSet's volumeClaimTemplates), use ReadWriteMany "
                 "storage, or run one replica",
             )
-
-
-# What the checks across a target's objects derive from each (its Pods' labels, its HPA range,
-# its selector, the ConfigMaps its pod template reads): kept beside an unchanged policy's
-# objects, so they are asked without unpacking them.
-FACTS: dict[str, Callable[[Manifest], Any]] = {
-    "pod_labels": _pod_labels,
-    "hpa": _hpa,
-    "selector": _selector,
-    "config_maps": _config_maps_of,
-}

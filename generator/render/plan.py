@@ -24,12 +24,10 @@ from generator.policies.targets import Target
 from generator.problems import Problem, Severity, json_path
 from generator.render import links, templates, write
 from generator.render.templates import (
-    Facts,
     KeptManifest,
     Manifest,
     TargetRender,
     compile_templates,
-    facts_of,
     render_gitops,
     render_target,
 )
@@ -175,7 +173,7 @@ class PreviousRender(templates.Previous, Protocol):
     def keep_judged(self, manifest: Manifest, settled: Any, text: str, found: list[Problem]) -> None:
         """An object judged this run."""
 
-    def keep_facts(self, manifest: Manifest, facts: Facts) -> None:
+    def keep_facts(self, manifest: Manifest) -> None:
         """What the checks across objects ask of an object rendered this run, before the links."""
 
     def listing(self, resources: list[str]) -> str | None:
@@ -215,10 +213,10 @@ def render_and_plan(
     (`gen lint` of a few files). `processes`: how many the target's policies and objects are
     spread over; `reuse`: what an earlier run rendered and judged, when the cache is on."""
     rendered, problems = render_target(target, only, processes, reuse)
-    if reuse is not None:  # what the checks across objects read of each, before the links change it
+    if reuse is not None:  # each object's identity before the links rename it
         for manifest in rendered.manifests:
             if not isinstance(manifest, KeptManifest):
-                reuse.keep_facts(manifest, facts_of(manifest, links.FACTS))
+                reuse.keep_facts(manifest)
     settled = links.settle(rendered.manifests)
     plugins = _declared_plugins(target)
     enforced = {  # the namespaces of this target that refuse Pods below a Pod Security level

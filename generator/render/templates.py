@@ -50,6 +50,8 @@ class Manifest:
     sources: list[Policy] = field(default_factory=list)
     origins: list[tuple[Path, Path]] = field(default_factory=list)
     written_in: Document | None = None  # a Manifests object's own file (or its policy, inline)
+    # what the checks across objects derived from it (`fact`), kept with it for the next run
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def raw(self) -> bool:
@@ -113,20 +115,25 @@ class Manifest:
         return header + dump_yaml(self.obj)
 
     def fact(self, key: str, derive: Callable[[Manifest], Any]) -> Any:
-        """What a check across objects derives from this one: a kept manifest answers from
-        what it kept, without unpacking its object."""
-        return derive(self)
+        """What a check across objects derives from this one, noted for the next run (a kept
+        manifest answers from what it kept, without unpacking its object). The links change no
+        derived fact of an object they do not rename, and a kept object they rename is unpacked
+        as they rename it: a fact noted after them is one of the object as it is kept."""
+        found = self.derived[key] = derive(self)
+        return found
 
 
 # What a kept manifest answers without its object: its identity (kind, group_kind, namespace,
-# name) and what the checks across a target's objects derive from it (`links.FACTS`).
+# name, as rendered, before the links rename it) and what the checks across objects derived
+# from it (`Manifest.derived`, filled as they ask).
 Facts = dict[str, Any]
 
 
-def facts_of(manifest: Manifest, derived: dict[str, Callable[[Manifest], Any]]) -> Facts:
-    """A rendered manifest's facts, taken before the links change it (as its object is kept)."""
-    identity = {"kind": manifest.kind, "group_kind": manifest.group_kind, "namespace": manifest.namespace}
-    return {**identity, "name": manifest.name, **{key: derive(manifest) for key, derive in derived.items()}}
+def facts_of(manifest: Manifest) -> Facts:
+    """A rendered manifest's facts, taken before the links: its identity now, and its derived
+    facts as the checks ask them (the same dict, kept when the render is)."""
+    kind, group_kind, namespace, name = manifest.kind, manifest.group_kind, manifest.namespace, manifest.name
+    return {"kind": kind, "group_kind": group_kind, "namespace": namespace, "name": name, "derived": manifest.derived}
 
 
 class _Unpacked:
@@ -157,6 +164,7 @@ class KeptManifest(Manifest):
     def __init__(self, policy: Policy, template: str, facts: Facts, objects: _Unpacked, index: int) -> None:
         self.policy, self.template, self.sources, self.written_in = policy, template, [policy], None
         self.facts, self._objects, self._index = facts, objects, index
+        self.derived = facts["derived"]  # kept again with what this run derives anew
         group, kind = facts["group_kind"]
         self.__dict__.update(kind=facts["kind"], group_kind=(group, kind), namespace=facts["namespace"])
 
@@ -173,9 +181,9 @@ class KeptManifest(Manifest):
         return super().name if self._objects.objects is not None else str(self.facts["name"])
 
     def fact(self, key: str, derive: Callable[[Manifest], Any]) -> Any:
-        if self._objects.objects is None and key in self.facts:
-            return self.facts[key]
-        return derive(self)
+        if self._objects.objects is None and key in self.derived:
+            return self.derived[key]
+        return super().fact(key, derive)
 
 
 @dataclass
@@ -591,7 +599,7 @@ class Previous(Protocol):
     """What a render may take from an earlier run of the same target: the cache layer
     (`generator.cache.renders`) answers, and decides what is the same; the render only asks."""
 
-    def rendered(self, policy: Policy, target: Target) -> KeptOutput | None:
+    def rendered(self, policy: Policy, target: Target) -> PolicyOutput | KeptOutput | None:
         """The policy's objects as rendered last time from the same inputs, or None."""
 
     def keep(self, policy: Policy, target: Target, packed: bytes, output: PolicyOutput) -> None:
