@@ -200,6 +200,26 @@ def test_a_kept_job_renamed_per_change_keeps_its_name(
     assert jobs and jobs == {name for name in renamed[1] if "/job-llm-finetune-" in name}
 
 
+def test_kept_facts_of_the_wrong_shape_are_rendered_again(
+    cache_home: Path, policy_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A render's entries whose facts a cache file holds misshapen: the render is the same."""
+    monkeypatch.chdir(policy_copy.parent)
+    cold = _same_as_uncached(Path("policies"), monkeypatch)
+    edit(policy_copy / "data-processor.yaml", "data-processor:validated", "data-processor:v2")
+    changed = _same_as_uncached(Path("policies"), monkeypatch)  # kept with facts now
+    bundle = _bundle(cache_home)
+    for shard in bundle.iterdir():
+        name = f"{bundle.name}/{shard.name}"
+        entries = cache.read("renders", name)
+        for key, entry in entries.items():
+            if isinstance(entry, tuple) and entry[3] is not None:
+                entries[key] = (*entry[:3], (entry[3][0], [{"group_kind": 1}] * len(entry[3][1]), *entry[3][2:]))
+        cache.write("renders", name, entries)
+    edit(policy_copy / "data-processor.yaml", "data-processor:v2", "data-processor:validated")
+    assert _same_as_uncached(Path("policies"), monkeypatch) == cold != changed
+
+
 def test_kept_objects_that_do_not_unpack_are_rendered_again(cache_home: Path, policy_copy: Path) -> None:
     """Packed objects damaged inside a cache file that reads: the policy is rendered again."""
     from generator.policies.validate import check_policies, load_policies

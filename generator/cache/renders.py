@@ -23,7 +23,7 @@ from generator.policies.policy import Policy
 from generator.policies.targets import Target, text_key
 from generator.problems import Problem
 from generator.render import templates
-from generator.render.templates import Facts, KeptOutput, Manifest, PolicyOutput, facts_of
+from generator.render.templates import Facts, KeptOutput, Manifest, PolicyOutput, facts_of, facts_read
 
 _RENDERS = "renders"
 _KEPT_TARGETS = 64  # targets (and gen builds) remembered, the least recently used going first:
@@ -98,7 +98,7 @@ class Reuse:
             packed, _, _, summary = entry
             if summary is not None:
                 object_templates, facts, fragments, found = summary
-                if None not in facts and len(object_templates) == len(facts):
+                if len(object_templates) == len(facts) and all(map(facts_read, facts)):
                     self._next[key] = (packed, [], summary)
                     return KeptOutput(
                         packed, object_templates, facts, fragments, [Problem.from_plain(p) for p in found]

@@ -136,6 +136,15 @@ def facts_of(manifest: Manifest) -> Facts:
     return {"kind": kind, "group_kind": group_kind, "namespace": namespace, "name": name, "derived": manifest.derived}
 
 
+def facts_read(facts: Any) -> bool:
+    """Whether kept facts have the shape `facts_of` gives them (a cache file that reads may
+    still hold anything)."""
+    if not isinstance(facts, dict) or not isinstance(facts.get("derived"), dict):
+        return False
+    group_kind = facts.get("group_kind")
+    return isinstance(group_kind, tuple) and len(group_kind) == 2 and isinstance(facts.get("kind"), str)
+
+
 class _Unpacked:
     """One policy's objects as an earlier run kept them, unpacked when the first is read (a
     render that finds them unreadable renders the policy again: the same objects)."""
