@@ -290,6 +290,24 @@ TOGGLES = [
 ]
 
 
+def test_kept_objects_judged_in_worker_processes_render_as_without_a_cache(
+    cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every piece of work forked, even one object: a kept object the links change is unpacked
+    here and judged in a child, and every edit still renders as without a cache."""
+    from generator import parallel
+
+    monkeypatch.setenv("GEN_WORKERS", "2")
+    monkeypatch.setattr(parallel, "MIN_ITEMS", 1)
+    stack = tmp_path / "stack"
+    shutil.copytree(WHOLE_STACK, stack, ignore=shutil.ignore_patterns("deploy"))
+    monkeypatch.chdir(stack)
+    _same_as_uncached(Path("policies"), monkeypatch)
+    for name, old, new in TOGGLES:
+        edit(stack / name, old, new)
+        _same_as_uncached(Path("policies"), monkeypatch)
+
+
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from(range(len(TOGGLES))), min_size=1, max_size=3))
 def test_any_sequence_of_edits_renders_as_without_a_cache(monkeypatch: pytest.MonkeyPatch, edits: list[int]) -> None:

@@ -1,7 +1,10 @@
 """Stage 2b: cross-policy rules, the seed's caveats as named checks.
 
-Each rule takes a resolved Target and yields Problems located in the policy files. Rules are
-registered in RULES; docs/rules.md is their catalogue.
+Each rule yields Problems located in the policy files. A target's rules (TARGET_RULES) take the
+resolved Target: its settings and the few policies that shape it. A workload's rules
+(WORKLOAD_RULES, by kind) take one workload and `Facts`, what they read of the rest of its
+target, so a run after an edit checks again only the workloads whose text or facts changed.
+docs/rules.md is their catalogue.
 """
 
 from __future__ import annotations
