@@ -9,6 +9,9 @@ An object's text and findings are a function of the rendered object, what the li
 the namespaces' Pod Security levels and the CRDs. Each run keeps exactly what it rendered,
 under the SHA-256 of those inputs; everything else is rendered and judged again. Manifests
 policies, Namespaces and GitOps objects are always made anew (reading them is the work).
+Beside a policy's objects it keeps what each one is (kind, namespace, name) and what the checks
+across objects derived from it, so a later render answers them without unpacking the objects;
+and the target's kustomization.yaml, under the files it lists.
 """
 
 from __future__ import annotations
@@ -65,8 +68,8 @@ class Reuse:
 
     @cached_property
     def _bundle(self) -> cache.Bundle:
-        """key -> (the policy's output as marshal data, its objects as judged, what with);
-        read only when the target is rendered."""
+        """key -> (the policy's output as marshal data, its objects as judged, what with, its
+        summary), and the kustomization.yaml's text; read only when the target is rendered."""
         return cache.Bundle(_RENDERS, self._name, keep=_KEPT_TARGETS)
 
     @property

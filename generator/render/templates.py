@@ -174,8 +174,7 @@ class KeptManifest(Manifest):
         self.policy, self.template, self.sources, self.written_in = policy, template, [policy], None
         self.facts, self._objects, self._index = facts, objects, index
         self.derived = facts["derived"]  # kept again with what this run derives anew
-        group, kind = facts["group_kind"]
-        self.__dict__.update(kind=facts["kind"], group_kind=(group, kind), namespace=facts["namespace"])
+        self.__dict__.update(kind=facts["kind"], group_kind=facts["group_kind"], namespace=facts["namespace"])
 
     @property
     def obj(self) -> dict[str, Any]:  # type: ignore[override]  # read-only: a kept object is changed in place
