@@ -675,6 +675,15 @@ def test_a_node_selector_no_label_can_hold_is_an_error(gen, tmp_path: Path) -> N
     assert gen("validate", "--strict", good).code == 0
 
 
+def test_a_label_key_no_object_can_carry_is_named_as_written(gen, tmp_path: Path) -> None:
+    """An empty key (with a null value, as a half-written selector has it): the key quoted as
+    YAML spells it, never Python's `=None`."""
+    bad = _write(tmp_path, _spec(nodeSelector={"": None}))
+    run = gen("validate", bad)
+    assert run.code == 1 and 'error k8s-node-selector key "": name part must be non-empty' in run.out
+    assert "None" not in run.out
+
+
 SERVICE = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "ns"}}
 
 

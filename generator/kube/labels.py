@@ -34,8 +34,9 @@ def check_labels(mapping: Any, path: Path, rule: str) -> Iterator[Finding]:
     """ValidateLabels on a map a selector matches: keys that are label keys, values that are
     label values; no object could carry anything else."""
     for key, value in (mapping or {}).items() if isinstance(mapping, dict) else ():
-        problem = names.qualified_name(str(key)) or (names.label_value(value) if isinstance(value, str) else None)
-        if problem:
+        if problem := names.qualified_name(str(key)):
+            yield error_at((*path, key), rule, f"key {shown(key)}: {problem}")
+        elif isinstance(value, str) and (problem := names.label_value(value)):
             yield error_at((*path, key), rule, f"{key}={value}: {problem}")
 
 
