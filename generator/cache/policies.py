@@ -30,9 +30,8 @@ _CHECKS = "checks"
 _KEPT_CHECKS = 32  # working directories (and gen builds) remembered, the least recently used going first
 _WORKLOAD_CHECKS = "workload-checks"
 _WORKLOAD_SHARDS = 8  # a workload's findings are a few bytes (most have none)
-_KEPT_TARGETS = (
-    64  # targets (and gen builds) whose workload findings are remembered, the least recently used going first
-)
+# targets (and gen builds) whose workload findings are remembered, the least recently used going first
+_KEPT_TARGETS = 64
 
 File = tuple[str, str]  # (path, the name findings give it)
 
